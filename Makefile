@@ -1,0 +1,91 @@
+# RootTrace build. `make` builds build/roottrace; `make test` runs every test; `make demo`
+# runs the product demonstration. `make SAN=1` builds under ASan+UBSan into build/san/.
+
+SAN     ?=
+ifeq ($(SAN),1)
+BUILD   ?= build/san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT      = -O1 -g
+else
+BUILD   ?= build
+SANFLAGS =
+OPT      = -O2 -g
+endif
+
+CC      ?= cc
+PKGS     = libmicrohttpd jansson sqlite3 zlib libsodium libxxhash
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
+           -Iserver/include $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+LDFLAGS += $(SANFLAGS)
+
+# Modules from the bottom up; a module links only what sits beneath it (STYLE.md).
+MODULES  = core model ingest store query http cli
+LIBS_core   = core
+LIBS_model  = model core
+LIBS_ingest = ingest model core
+LIBS_store  = store model core
+LIBS_query  = query store ingest model core
+LIBS_http   = http query store ingest model core
+LIBS_cli    = cli http query store ingest model core
+
+lib = $(BUILD)/lib$(1).a
+srcs = $(wildcard server/src/$(1)/*.c)
+objs = $(patsubst server/src/%.c,$(BUILD)/obj/%.o,$(call srcs,$(1)))
+libs_of = $(foreach m,$(LIBS_$(1)),$(call lib,$(m)))
+
+.PHONY: all test unit unit-san integration demo bench clean deps
+all: $(BUILD)/roottrace
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/obj/%.o: server/src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+define MODULE_RULES
+$(call lib,$(1)): $(call objs,$(1))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach m,$(MODULES),$(eval $(call MODULE_RULES,$(m))))
+
+$(BUILD)/roottrace: $(BUILD)/obj/main.o $(call libs_of,cli)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Unit tests: tests/unit/<module>/test_<file>.c, one binary each.
+UNIT_SRCS = $(wildcard tests/unit/*/test_*.c)
+UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+define UNIT_RULE
+$(BUILD)/tests/$(1)/%: tests/unit/$(1)/%.c tests/unit/test.h $(call libs_of,$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -Itests/unit -o $$@ $$< $(call libs_of,$(1)) $$(LDFLAGS) $$(LDLIBS)
+endef
+$(foreach m,$(MODULES),$(eval $(call UNIT_RULE,$(m))))
+
+unit: $(UNIT_BINS)
+	@scripts/run-unit.sh $(UNIT_BINS)
+
+unit-san:
+	$(MAKE) SAN=1 unit
+
+integration: $(BUILD)/roottrace
+	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q tests/integration
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) unit-san
+	$(MAKE) integration
+
+demo: deps all
+	scripts/demo.sh
+
+bench: deps all
+	bench/run.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

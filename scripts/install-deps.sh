@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages RootTrace needs to build and test, when they are missing.
+# Safe to run again: it does nothing when everything is present.
+set -euo pipefail
+
+pkgs=(build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev zlib1g-dev
+      libsodium-dev libxxhash-dev python3 python3-pytest curl)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "install-deps: installing ${missing[*]}"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# pytest may come from the machine's own Python rather than Debian's.
+if ! python3 -c 'import pytest' 2>/dev/null; then
+    python3 -m pip install --quiet pytest
+fi

@@ -1,0 +1,35 @@
+/* String interning: each distinct string gets a dense id 0, 1, 2, ... (frames of a profile). */
+#ifndef RT_INTERN_H
+#define RT_INTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/str.h"
+
+struct rt_intern {
+    char **strs;       /* owned copies, NUL-terminated, indexed by id */
+    uint32_t *lens;    /* length of each string */
+    uint32_t count;    /* number of distinct strings */
+    uint32_t cap;      /* capacity of strs/lens */
+    uint32_t *slots;   /* open-addressing table of id + 1 (0 = empty) */
+    uint32_t nslots;   /* power of two */
+    size_t bytes;      /* total bytes of all strings, for limits */
+};
+
+void rt_intern_init(struct rt_intern *t);
+void rt_intern_cleanup(struct rt_intern *t);
+
+/* Returns the id of s in *id, adding a copy if new. Returns 0 or RT_ENOMEM. */
+int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id);
+
+/* Looks s up without adding it. Returns its id or -1. */
+int64_t rt_intern_find(const struct rt_intern *t, struct rt_str s);
+
+/* The string with this id (valid until t is cleaned up). */
+static inline const char *rt_intern_str(const struct rt_intern *t, uint32_t id)
+{
+    return t->strs[id];
+}
+
+#endif

@@ -1,0 +1,94 @@
+/* The profile model every module shares: one profile of one type (cpu or wall, never both),
+ * its metadata, and its samples aggregated by stack. Frames are interned strings
+ * "module.function" (DESIGN §3); stacks run root first, leaf last. */
+#ifndef RT_PROFILE_H
+#define RT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/intern.h"
+#include "rt/str.h"
+
+/* Profile types (DESIGN §2). CPU and wall clock are never summed together. */
+enum rt_ptype { RT_PTYPE_CPU = 1, RT_PTYPE_WALL = 2 };
+
+/* "cpu" or "wall". */
+const char *rt_ptype_name(enum rt_ptype t);
+
+/* Parses "cpu" or "wall". Returns true on success. */
+bool rt_ptype_parse(const char *s, enum rt_ptype *t);
+
+/* What the type cannot see (DESIGN §2), e.g. "excludes time spent waiting". */
+const char *rt_ptype_note(enum rt_ptype t);
+
+/* Deepest stack stored; deeper stacks keep their leaf side under RT_TRUNCATED_FRAME (DESIGN §4). */
+#define RT_MAX_STACK_DEPTH 1024
+#define RT_TRUNCATED_FRAME "(truncated)"
+
+/* One distinct stack of a profile and what was sampled in it. */
+struct rt_profile_stack {
+    uint32_t off;      /* index of the root frame in rt_profile.frame_ids */
+    uint32_t depth;    /* frames, root first; depth >= 1 */
+    double samples;    /* sample count (fractional for some folded inputs) */
+    int64_t value_ns;  /* CPU or wall nanoseconds */
+};
+
+struct rt_profile {
+    /* Metadata (owned strings, NULL when absent). */
+    char *service;
+    char *instance;
+    char *runtime;
+    char *runtime_version;
+    char *sdk_version;
+    char *version;          /* the service's release */
+    char *profile_id;       /* SDK-made UUID; retried uploads carry the same one */
+    enum rt_ptype type;
+    int64_t time_ns;        /* start, Unix ns; 0 = unknown */
+    int64_t duration_ns;    /* -1 = unknown */
+    int64_t period_ns;      /* sampling period in ns, 0 = unknown */
+    int64_t thread_cpu_ns;  /* main thread's OS-accounted CPU over the profile, -1 = absent */
+    int64_t process_cpu_ns; /* process CPU over the profile, -1 = absent */
+    bool has_counts;        /* samples are real counts (samples/count, folded samples, value/period) */
+    uint32_t truncated_stacks; /* stacks cut at RT_MAX_STACK_DEPTH */
+
+    /* Samples. */
+    struct rt_intern frames;          /* frame names, "module.function" */
+    uint32_t *frame_ids;              /* stacks' frames, concatenated; ids into frames */
+    size_t nframe_ids, cap_frame_ids;
+    struct rt_profile_stack *stacks;  /* distinct stacks */
+    size_t nstacks, cap_stacks;
+    uint32_t *stack_slots;            /* hash table of stack index + 1, for merging */
+    size_t nstack_slots;
+    double samples;                   /* total samples */
+    int64_t value_ns;                 /* total value */
+};
+
+/* New empty profile of type t; metadata unknown (-1/0/NULL as documented). NULL on ENOMEM. */
+struct rt_profile *rt_profile_new(enum rt_ptype t);
+
+/* Frees p and everything it owns; accepts NULL. */
+void rt_profile_free(struct rt_profile *p);
+
+/* Adds one stack (frames root first, depth >= 1) with its samples and value. Identical
+ * stacks are merged. A stack deeper than RT_MAX_STACK_DEPTH keeps its RT_MAX_STACK_DEPTH - 1
+ * leaf-side frames under RT_TRUNCATED_FRAME and counts in truncated_stacks.
+ * Returns 0, RT_EINVAL (depth 0) or RT_ENOMEM. */
+int rt_profile_add_stack(struct rt_profile *p, const struct rt_str *frames, size_t depth,
+                         double samples, int64_t value_ns);
+
+/* Same with frames given as ids already interned in p->frames. */
+int rt_profile_add_stack_ids(struct rt_profile *p, const uint32_t *ids, size_t depth,
+                             double samples, int64_t value_ns);
+
+/* Sets a string field (e.g. &p->service) to a copy of s (NULL clears). Returns 0 or RT_ENOMEM. */
+int rt_profile_set_str(char **field, const char *s);
+
+/* Frame name of frame id. */
+static inline const char *rt_profile_frame(const struct rt_profile *p, uint32_t id)
+{
+    return rt_intern_str(&p->frames, id);
+}
+
+#endif

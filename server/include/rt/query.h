@@ -1,0 +1,69 @@
+/* Query engine: window aggregation, flame graph, the diff with its significance test, the
+ * capacity estimate and data quality (DESIGN §6, §7), answering with the JSON of DESIGN §11.
+ * Every answer is for one (service, type). Answers are jansson objects the caller owns. */
+#ifndef RT_QUERY_H
+#define RT_QUERY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/err.h"
+#include "rt/profile.h"
+#include "rt/store.h"
+
+#define RT_QUERY_DEFAULT_LIMIT 1000
+#define RT_HOURS_PER_MONTH 730.0 /* 8,760 / 12 (DESIGN §7) */
+
+/* GET /api/v1/profile: one window [from_ns, to_ns) of one (service, type). */
+struct rt_query_profile_req {
+    const char *service;
+    enum rt_ptype type;
+    int64_t from_ns, to_ns;
+    const char *version, *instance;  /* filters, NULL = any */
+    size_t limit;                    /* functions listed; 0 = RT_QUERY_DEFAULT_LIMIT */
+};
+
+/* Answer: {"service", "type", "type_note", "from", "to", "profiles", "samples", "value_ns",
+ * "functions": [{"name", "self_ns", "total_ns", "self_share", "total_share",
+ * "self_samples", "vcpu_hours_per_month"}], "truncated", "flamegraph", "capacity",
+ * "capacity_unavailable", "cpu_agreement", "quality"}. functions by self_ns descending, ties
+ * by name; shares in percent (0-100). NULL with err set on a store error. */
+json_t *rt_query_profile(struct rt_store *s, const struct rt_query_profile_req *req,
+                         struct rt_error *err);
+
+/* GET /api/v1/diff and /api/v1/issues/{id}/diff: baseline [base_from, base_to) against
+ * current [cur_from, cur_to). */
+struct rt_query_diff_req {
+    const char *service;
+    enum rt_ptype type;
+    int64_t base_from_ns, base_to_ns, cur_from_ns, cur_to_ns;
+    const char *version, *instance;           /* filters on both windows, NULL = any */
+    const char *base_version, *cur_version;   /* per-window version filters, override version */
+    size_t limit;
+    json_t *issue;                            /* borrowed; the issue object, or NULL */
+};
+
+/* Answer: DESIGN §11 diff shape: {"service", "type", "type_note", "issue", "window_s",
+ * "baseline": {"from", "to", "profiles", "samples", "value_ns"}, "current": {...},
+ * "functions": [{"name", "base_share", "cur_share", "delta_pp", "base_total_share",
+ * "cur_total_share", "base_samples", "cur_samples", "z", "significant", "new",
+ * "vcpu_hours_per_month": {"base", "cur"}}], "truncated", "significance_unavailable",
+ * "flamegraph", "deploys", "capacity", "capacity_unavailable", "cpu_agreement", "quality"}.
+ * functions by delta_pp descending, ties by name. */
+json_t *rt_query_diff(struct rt_store *s, const struct rt_query_diff_req *req,
+                      struct rt_error *err);
+
+/* The windows of an issue view (DESIGN §6): L = window_ns if > 0 (must be 60 s..24 h, else
+ * RT_EINVAL), else clamp(now - started_at, 5 min, 1 h); current [started, started + L) ending
+ * no later than now - upload_interval - 15 s; baseline [started - L, started). */
+int rt_query_issue_windows(int64_t started_at_ns, int64_t now_ns, int64_t window_ns,
+                           int64_t upload_interval_ns, struct rt_query_diff_req *req,
+                           struct rt_error *err);
+
+/* Merges the window's profiles into one profile (each weighted by its overlap, DESIGN §6),
+ * for export. Caller frees the result. NULL with err set on failure. */
+struct rt_profile *rt_query_merge(struct rt_store *s, const struct rt_store_filter *f,
+                                  struct rt_error *err);
+
+#endif

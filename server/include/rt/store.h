@@ -1,0 +1,158 @@
+/* The store interface (DESIGN §8): profiles as aggregated (stack, samples, value) rows with
+ * interned frames and stacks, plus services, instances, liveness, deploys and issues.
+ * One interface, backends behind it (SQLite now, ClickHouse later); nothing outside store/
+ * names a backend. All functions are safe to call from several threads at once; uploads and
+ * queries run concurrently. Times are Unix nanoseconds. */
+#ifndef RT_STORE_H
+#define RT_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/err.h"
+#include "rt/profile.h"
+
+struct rt_store;
+
+/* Opens (creating if needed) a store. uri is "sqlite:PATH" (PATH a file) or a directory,
+ * in which case the SQLite file is DIR/roottrace.db (DIR created with mode 0700).
+ * Returns NULL with err set on failure. */
+struct rt_store *rt_store_open(const char *uri, struct rt_error *err);
+
+/* Closes the store; accepts NULL. */
+void rt_store_free(struct rt_store *s);
+
+/* Result of storing one profile. */
+struct rt_store_put_result {
+    int64_t id;      /* the stored profile's id (the existing one for a duplicate) */
+    bool duplicate;  /* its (profile_id, type) was already stored: nothing was added */
+};
+
+/* Stores profiles in one transaction, durable (synchronous=FULL) when this returns 0.
+ * A profile whose (profile_id, type) is stored already is not stored again. Registers
+ * the service and instance (runtime, versions, last_seen = now), records the profile's
+ * start and end as liveness evidence, and records an observed deploy when an instance
+ * reports a version the service has not reported before (at = the profile's start).
+ * res has n entries. Errors: RT_EDISKFULL (nothing stored), RT_EIO. */
+int rt_store_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
+                          struct rt_store_put_result *res, struct rt_error *err);
+
+/* Which profiles a scan reads: one (service, type) and the profiles overlapping
+ * [from_ns, to_ns) (a profile of unknown duration overlaps when its start is inside). */
+struct rt_store_filter {
+    const char *service;
+    enum rt_ptype type;
+    int64_t from_ns, to_ns;
+    const char *version;   /* NULL = any */
+    const char *instance;  /* NULL = any */
+};
+
+/* A stored profile's metadata, as a scan yields it (strings valid during the callback). */
+struct rt_profile_meta {
+    int64_t id;
+    const char *profile_id;  /* may be NULL */
+    const char *instance;    /* never NULL ("" when the upload named none) */
+    const char *version;     /* may be NULL */
+    int64_t time_ns, duration_ns, period_ns; /* duration -1 = unknown; period 0 = unknown */
+    int64_t thread_cpu_ns, process_cpu_ns;   /* -1 = absent */
+    double samples;
+    int64_t value_ns;
+    bool has_counts;
+    uint32_t truncated_stacks;
+};
+
+/* One aggregated row of a stored profile. */
+struct rt_store_row {
+    uint32_t stack_id;  /* resolve with rt_store_stack */
+    double samples;
+    int64_t value_ns;
+};
+
+/* Called once per profile of a scan, ordered by time_ns; return non-zero to stop (that value
+ * is returned by the scan). rows are valid during the call only. */
+typedef int (*rt_store_profile_cb)(void *ud, const struct rt_profile_meta *m,
+                                   const struct rt_store_row *rows, size_t nrows);
+
+/* Reads every profile that the filter selects. Returns 0, the callback's non-zero value, or RT_EIO. */
+int rt_store_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
+                  void *ud, struct rt_error *err);
+
+/* The frames of a stack, root first, as frame ids (*frames valid until the store is freed).
+ * Returns 0 or RT_ENOTFOUND. */
+int rt_store_stack(struct rt_store *s, uint32_t stack_id, const uint32_t **frames, size_t *depth);
+
+/* The name of a frame id (valid until the store is freed), or NULL if unknown. */
+const char *rt_store_frame_name(struct rt_store *s, uint32_t frame_id);
+
+/* Liveness evidence (DESIGN §7): an SDK's config poll at at_ns for (service, instance). */
+int rt_store_put_poll(struct rt_store *s, const char *service, const char *instance,
+                      int64_t at_ns, struct rt_error *err);
+
+/* One instance's liveness evidence inside a window: the earliest and latest evidence times
+ * (polls, profile starts and ends) within [from, to). */
+struct rt_liveness {
+    const char *instance;  /* valid during the callback */
+    int64_t first_ns, last_ns;
+};
+typedef int (*rt_store_liveness_cb)(void *ud, const struct rt_liveness *l);
+
+/* Calls cb once per instance of service with liveness evidence in [from_ns, to_ns)
+ * (polls only; the query layer adds the profiles' own starts and ends). */
+int rt_store_scan_liveness(struct rt_store *s, const char *service, int64_t from_ns,
+                           int64_t to_ns, rt_store_liveness_cb cb, void *ud, struct rt_error *err);
+
+/* Deploys (DESIGN §6). source is "declared" or "observed". */
+struct rt_deploy {
+    const char *service, *version, *source;
+    int64_t at_ns;
+};
+int rt_store_put_deploy(struct rt_store *s, const struct rt_deploy *d, struct rt_error *err);
+typedef int (*rt_store_deploy_cb)(void *ud, const struct rt_deploy *d);
+/* Deploys of service (NULL = all) with at in [from_ns, to_ns), ordered by at. */
+int rt_store_scan_deploys(struct rt_store *s, const char *service, int64_t from_ns,
+                          int64_t to_ns, rt_store_deploy_cb cb, void *ud, struct rt_error *err);
+
+/* Issues (DESIGN §6). */
+struct rt_issue {
+    int64_t id;
+    const char *service, *title;
+    int64_t started_at_ns, created_at_ns;
+};
+/* Stores a new issue; sets *id. */
+int rt_store_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
+                       struct rt_error *err);
+typedef int (*rt_store_issue_cb)(void *ud, const struct rt_issue *i);
+/* One issue by id (RT_ENOTFOUND if none), or all issues (id < 0), newest first. */
+int rt_store_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
+                         struct rt_error *err);
+
+/* Services and their instances. */
+struct rt_service_info {
+    const char *name;
+    bool profiling_enabled;
+    int64_t last_upload_ns;   /* 0 = never */
+    bool has_cpu, has_wall;   /* profile types stored */
+};
+struct rt_instance_info {
+    const char *service, *instance, *runtime, *runtime_version, *sdk_version, *version, *status;
+    int64_t first_seen_ns, last_seen_ns;
+};
+typedef int (*rt_store_service_cb)(void *ud, const struct rt_service_info *svc);
+typedef int (*rt_store_instance_cb)(void *ud, const struct rt_instance_info *inst);
+int rt_store_scan_services(struct rt_store *s, rt_store_service_cb cb, void *ud,
+                           struct rt_error *err);
+int rt_store_scan_instances(struct rt_store *s, const char *service, rt_store_instance_cb cb,
+                            void *ud, struct rt_error *err);
+
+/* Deletes profiles that ended before cutoff_ns, and polls older than it, in bounded
+ * batches. Sets *deleted (may be NULL) to the number of profiles removed. */
+int rt_store_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err);
+
+/* Bytes the store uses on disk (database and its WAL). */
+int64_t rt_store_disk_bytes(struct rt_store *s);
+
+/* Number of stored profiles (for /metrics and tests). */
+int64_t rt_store_profile_count(struct rt_store *s);
+
+#endif

@@ -1,0 +1,29 @@
+/* Time: the clock, RFC 3339 parsing and formatting, durations such as "10m" (DESIGN §11). */
+#ifndef RT_TIMEUTIL_H
+#define RT_TIMEUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_NS_PER_S 1000000000LL
+
+/* Wall-clock now, Unix nanoseconds. */
+int64_t rt_time_now_ns(void);
+
+/* Monotonic clock, nanoseconds (for latencies). */
+int64_t rt_time_mono_ns(void);
+
+/* Parses RFC 3339 with any offset ("2026-11-30T01:00:00.5+01:00", "Z") or Unix seconds
+ * with an optional decimal part ("1764464400.25"). Returns 0 and sets *ns, or RT_EINVAL. */
+int rt_time_parse(const char *s, int64_t *ns);
+
+/* Formats Unix ns as RFC 3339 UTC with at most 9 fraction digits, trailing zeros trimmed,
+ * e.g. "2026-11-30T01:00:00.5Z". out must hold RT_TIME_BUFSZ bytes. Returns out. */
+#define RT_TIME_BUFSZ 40
+char *rt_time_format(int64_t ns, char *out);
+
+/* Parses a duration: "90s", "10m", "1h", "30d", "500ms", or plain seconds ("600", "1.5").
+ * Returns 0 and sets *ns, or RT_EINVAL. */
+int rt_duration_parse(const char *s, int64_t *ns);
+
+#endif
