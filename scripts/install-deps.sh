@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev zlib1g-dev
-      libsodium-dev libxxhash-dev python3 python3-pytest curl)
+      libsodium-dev libxxhash-dev libcurl4-openssl-dev python3 python3-pytest curl)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

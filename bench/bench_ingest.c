@@ -1,0 +1,372 @@
+/* Ingest benchmark: the shared real pprof files, repeated round-robin to a target of
+ * compressed bytes, through (a) rt_ingest_parse + rt_store_put_profiles into a fresh SQLite
+ * store, (b) rt_ingest_parse alone and (c) bare zlib gunzip, the reference, in one run. */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "bench.h"
+#include "rt/err.h"
+#include "rt/ingest.h"
+#include "rt/profile.h"
+#include "rt/store.h"
+
+/* The cpu and wall pprof files of ../shared/data/pprof that ingest should accept; any it
+ * refuses is skipped with the reason. The anon file is a raw (not gzip) pprof. */
+static const char *const FILES[] = {
+    "gdu__default.pgo",           "google-pprof__large.cpu.pb.gz",
+    "parca__fib.pb.gz",           "parca__labels.pb.gz",
+    "pprofutils__labelframes.in.pprof", "pprofutils__anon.in.pprof",
+    "parca__fgprof.pb.gz",        "google-pprof__sample.cpu.pb.gz",
+};
+#define NFILES (sizeof(FILES) / sizeof(FILES[0]))
+
+/* Profile start of upload i: distinct per upload, 10 s apart, so nothing dedups. */
+#define T0_NS INT64_C(1700000000000000000)
+#define STEP_NS INT64_C(10000000000)
+
+/* One input file, loaded once, and what each pass spent on it. */
+struct input {
+    const char *name;
+    unsigned char *data;  /* the file as stored (gzip, or raw pprof) */
+    size_t len;           /* compressed bytes (= raw bytes for a raw file) */
+    size_t raw_len;       /* bytes after gunzip */
+    bool gz;              /* starts with the gzip magic */
+    size_t nprof;         /* profiles one parse yields (1, or 2 for cpu + wall) */
+    size_t nstacks;       /* distinct stacks of the first profile */
+    size_t uses;          /* uploads of this file in the run */
+    int64_t gunzip_ns, parse_ns, store_ns; /* summed over its uploads, per pass */
+};
+
+/* One pass over the schedule: totals for the summary table. */
+struct pass {
+    const char *label;
+    int64_t ns;           /* wall time of the whole pass */
+    size_t uploads;       /* bodies handled */
+    size_t profiles;      /* profiles produced (parse) or stored (store) */
+};
+
+static int usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s [--mb N] [--data DIR] [--only gunzip|parse|store]\n"
+                    "  --mb N      compressed megabytes to push through each pass (default 300)\n"
+                    "  --data DIR  the shared pprof files (default $RT_BENCH_DATA or %s)\n"
+                    "  --only P    run one pass alone (to profile it, e.g. under perf)\n",
+            argv0, BENCH_DEFAULT_DATA);
+    return 2;
+}
+
+/* Inflates a gzip body into out (cap bytes) with a reused stream; returns bytes or -1. */
+static long inflate_into(z_stream *z, const unsigned char *in, size_t len, unsigned char *out,
+                         size_t cap)
+{
+    if (inflateReset(z) != Z_OK)
+        return -1;
+    z->next_in = (unsigned char *)in;
+    z->avail_in = (uInt)len;
+    z->next_out = out;
+    z->avail_out = (uInt)cap;
+    int rc = inflate(z, Z_FINISH);
+    if (rc != Z_STREAM_END)
+        return -1;
+    return (long)z->total_out;
+}
+
+/* Size of a gzip body once inflated (measured with a growing buffer). */
+static size_t gunzip_size(const unsigned char *in, size_t len)
+{
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+        return 0;
+    unsigned char chunk[65536];
+    z.next_in = (unsigned char *)in;
+    z.avail_in = (uInt)len;
+    size_t total = 0;
+    int rc;
+    do {
+        z.next_out = chunk;
+        z.avail_out = sizeof(chunk);
+        rc = inflate(&z, Z_NO_FLUSH);
+        total += sizeof(chunk) - z.avail_out;
+    } while (rc == Z_OK);
+    inflateEnd(&z);
+    return rc == Z_STREAM_END ? total : 0;
+}
+
+static void params_for(struct rt_ingest_params *q, const struct input *in, size_t i, char *id,
+                       size_t idsize)
+{
+    rt_ingest_params_init(q);
+    snprintf(id, idsize, "bench-%08zx-0000-4000-8000-000000000000", i);
+    q->service = "bench-ingest";
+    q->instance = in->name;
+    q->runtime = "go";
+    q->profile_id = id;
+    q->start_ns = T0_NS + (int64_t)i * STEP_NS;
+}
+
+/* Loads the files and keeps those ingest accepts. Returns how many were kept. */
+static size_t load_inputs(const char *dir, struct input *ins)
+{
+    struct rt_ingest_limits lim;
+    rt_ingest_limits_default(&lim);
+    size_t n = 0;
+    for (size_t f = 0; f < NFILES; f++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, FILES[f]);
+        struct input *in = &ins[n];
+        memset(in, 0, sizeof(*in));
+        in->name = FILES[f];
+        in->data = bench_read_file(path, &in->len);
+        if (!in->data) {
+            printf("  skip %-34s cannot read %s: %s\n", FILES[f], path, strerror(errno));
+            continue;
+        }
+        in->gz = rt_ingest_is_gzip(in->data, in->len);
+        in->raw_len = in->gz ? gunzip_size(in->data, in->len) : in->len;
+        struct rt_ingest_params q;
+        char id[64];
+        params_for(&q, in, 0, id, sizeof(id));
+        struct rt_profile *ps[2];
+        size_t np = 0;
+        struct rt_error err = {0};
+        int rc = rt_ingest_parse(in->data, in->len, &q, &lim, ps, &np, &err);
+        if (rc) {
+            printf("  skip %-34s rt_ingest_parse refuses it: %s: %s\n", FILES[f],
+                   rt_err_name(rc), err.msg);
+            free(in->data);
+            continue;
+        }
+        in->nprof = np;
+        in->nstacks = np ? ps[0]->nstacks : 0;
+        printf("  load %-34s %9zu B %s -> %9zu B, %zu profile(s) (%s), %zu stacks\n", FILES[f],
+               in->len, in->gz ? "gzip" : "raw ", in->raw_len, np,
+               np ? rt_ptype_name(ps[0]->type) : "-", in->nstacks);
+        for (size_t k = 0; k < np; k++)
+            rt_profile_free(ps[k]);
+        n++;
+    }
+    return n;
+}
+
+/* (c) The reference: bare zlib inflate of the same bytes (memcpy for a raw file). */
+static int pass_gunzip(struct input *ins, size_t nin, size_t nup, struct pass *ps)
+{
+    size_t cap = 0;
+    for (size_t k = 0; k < nin; k++)
+        cap = ins[k].raw_len > cap ? ins[k].raw_len : cap;
+    unsigned char *out = malloc(cap ? cap : 1);
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    if (!out || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+        free(out);
+        return -1;
+    }
+    int rc = 0;
+    int64_t t0 = bench_now_ns();
+    for (size_t i = 0; i < nup && rc == 0; i++) {
+        struct input *in = &ins[i % nin];
+        int64_t a = bench_now_ns();
+        if (in->gz)
+            rc = inflate_into(&z, in->data, in->len, out, cap) == (long)in->raw_len ? 0 : -1;
+        else
+            memcpy(out, in->data, in->len);
+        in->gunzip_ns += bench_now_ns() - a;
+    }
+    ps->ns = bench_now_ns() - t0;
+    ps->uploads = nup;
+    ps->profiles = nup;
+    inflateEnd(&z);
+    free(out);
+    return rc;
+}
+
+/* (b) rt_ingest_parse alone (the profiles freed at once). */
+static int pass_parse(struct input *ins, size_t nin, size_t nup, struct pass *ps)
+{
+    struct rt_ingest_limits lim;
+    rt_ingest_limits_default(&lim);
+    int64_t t0 = bench_now_ns();
+    for (size_t i = 0; i < nup; i++) {
+        struct input *in = &ins[i % nin];
+        struct rt_ingest_params q;
+        char id[64];
+        params_for(&q, in, i, id, sizeof(id));
+        struct rt_profile *out[2];
+        size_t np = 0;
+        struct rt_error err = {0};
+        int64_t a = bench_now_ns();
+        int rc = rt_ingest_parse(in->data, in->len, &q, &lim, out, &np, &err);
+        for (size_t k = 0; rc == 0 && k < np; k++)
+            rt_profile_free(out[k]);
+        in->parse_ns += bench_now_ns() - a;
+        if (rc) {
+            fprintf(stderr, "parse %s: %s\n", in->name, err.msg);
+            return -1;
+        }
+        ps->profiles += np;
+    }
+    ps->ns = bench_now_ns() - t0;
+    ps->uploads = nup;
+    return 0;
+}
+
+/* (a) rt_ingest_parse + rt_store_put_profiles, one upload per transaction as the server
+ * does, into a fresh store in a temporary directory. */
+static int pass_store(struct input *ins, size_t nin, size_t nup, struct pass *ps)
+{
+    char dir[4096];
+    if (!bench_mkdtemp(dir, sizeof(dir), "bench-ingest")) {
+        perror("mkdtemp");
+        return -1;
+    }
+    struct rt_error err = {0};
+    struct rt_store *s = rt_store_open(dir, &err);
+    if (!s) {
+        fprintf(stderr, "rt_store_open %s: %s\n", dir, err.msg);
+        bench_rm_tree(dir);
+        return -1;
+    }
+    struct rt_ingest_limits lim;
+    rt_ingest_limits_default(&lim);
+    int rc = 0;
+    int64_t t0 = bench_now_ns();
+    for (size_t i = 0; i < nup && rc == 0; i++) {
+        struct input *in = &ins[i % nin];
+        struct rt_ingest_params q;
+        char id[64];
+        params_for(&q, in, i, id, sizeof(id));
+        struct rt_profile *out[2];
+        struct rt_store_put_result res[2];
+        size_t np = 0;
+        rc = rt_ingest_parse(in->data, in->len, &q, &lim, out, &np, &err);
+        if (rc) {
+            fprintf(stderr, "parse %s: %s\n", in->name, err.msg);
+            break;
+        }
+        int64_t a = bench_now_ns();
+        rc = rt_store_put_profiles(s, out, np, res, &err);
+        in->store_ns += bench_now_ns() - a;
+        for (size_t k = 0; k < np; k++) {
+            ps->profiles += rc == 0 && !res[k].duplicate;
+            rt_profile_free(out[k]);
+        }
+        if (rc)
+            fprintf(stderr, "rt_store_put_profiles %s: %s\n", in->name, err.msg);
+    }
+    ps->ns = bench_now_ns() - t0;
+    ps->uploads = nup;
+    if (rc == 0)
+        printf("  store: %" PRId64 " profiles, %.1f MB on disk (%s)\n",
+               rt_store_profile_count(s), rt_store_disk_bytes(s) / 1e6, dir);
+    rt_store_free(s);
+    bench_rm_tree(dir);
+    return rc ? -1 : 0;
+}
+
+static void print_pass(const struct pass *p, double comp, double raw, const struct pass *ref)
+{
+    double s = p->ns / 1e9;
+    printf("%-26s %8.2f %11.1f %11.1f %11.1f %13.1f %10.2fx\n", p->label, s, p->uploads / s,
+           comp / 1e6 / s, raw / 1e6 / s, s * 1e6 / p->uploads, (double)p->ns / ref->ns);
+}
+
+/* Per file: mean microseconds per upload in each pass, and parse's ratio to gunzip. */
+static void print_per_file(const struct input *ins, size_t nin)
+{
+    printf("\nper file (mean us per upload; ratio = parse / gunzip)\n");
+    printf("%-34s %6s %9s %9s %10s %10s %9s\n", "file", "uses", "comp KB", "gunzip", "parse",
+           "store", "ratio");
+    for (size_t k = 0; k < nin; k++) {
+        const struct input *in = &ins[k];
+        double u = in->uses ? (double)in->uses : 1;
+        printf("%-34s %6zu %9.1f %9.1f %10.1f %10.1f %8.1fx\n", in->name, in->uses,
+               in->len / 1e3, in->gunzip_ns / u / 1e3, in->parse_ns / u / 1e3,
+               in->store_ns / u / 1e3,
+               in->gunzip_ns ? (double)in->parse_ns / in->gunzip_ns : 0.0);
+    }
+}
+
+/* --only: one pass alone, printed on its own (no ratio: the reference did not run). */
+static int run_only(const char *only, struct input *ins, size_t nin, size_t nup, double comp,
+                    double raw)
+{
+    struct pass p = {.label = only};
+    int rc;
+    if (strcmp(only, "gunzip") == 0)
+        rc = pass_gunzip(ins, nin, nup, &p);
+    else if (strcmp(only, "parse") == 0)
+        rc = pass_parse(ins, nin, nup, &p);
+    else if (strcmp(only, "store") == 0)
+        rc = pass_store(ins, nin, nup, &p);
+    else
+        return usage("bench_ingest");
+    if (rc)
+        return 1;
+    print_pass(&p, comp, raw, &p);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    double mb = 300;
+    const char *dir = bench_data_dir(), *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--mb") == 0 && i + 1 < argc)
+            mb = atof(argv[++i]);
+        else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
+            dir = argv[++i];
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else
+            return usage(argv[0]);
+    }
+    if (mb <= 0)
+        return usage(argv[0]);
+
+    printf("== bench_ingest: %s, target %.0f MB compressed per pass\n", dir, mb);
+    struct input ins[NFILES];
+    size_t nin = load_inputs(dir, ins);
+    if (nin == 0) {
+        fprintf(stderr, "bench_ingest: no input file accepted\n");
+        return 1;
+    }
+    /* The schedule: uploads round-robin over the inputs until the target is reached. */
+    double comp = 0, raw = 0, target = mb * 1e6;
+    size_t nup = 0;
+    while (comp < target) {
+        struct input *in = &ins[nup % nin];
+        comp += in->len, raw += in->raw_len, in->uses++;
+        nup++;
+    }
+    printf("  schedule: %zu uploads, %.1f MB compressed, %.1f MB decompressed\n", nup,
+           comp / 1e6, raw / 1e6);
+
+    struct pass pg = {.label = "gunzip (reference)"}, pp = {.label = "parse"},
+                pa = {.label = "parse+store"};
+    if (only)
+        return run_only(only, ins, nin, nup, comp, raw);
+    if (pass_gunzip(ins, nin, nup, &pg) || pass_parse(ins, nin, nup, &pp) ||
+        pass_store(ins, nin, nup, &pa))
+        return 1;
+
+    printf("\n%-26s %8s %11s %11s %11s %13s %11s\n", "pass", "s", "profiles/s", "comp MB/s",
+           "decomp MB/s", "us/profile", "vs gunzip");
+    print_pass(&pg, comp, raw, &pg);
+    print_pass(&pp, comp, raw, &pg);
+    print_pass(&pa, comp, raw, &pg);
+    printf("  (profiles/s = uploaded pprof bodies per second; they gave %zu stored profiles)\n",
+           pa.profiles);
+    print_per_file(ins, nin);
+    printf("\nRATIO ingest parse/gunzip %.2f  parse+store/gunzip %.2f  "
+           "(parse %.1f MB/s, parse+store %.1f MB/s compressed)\n",
+           (double)pp.ns / pg.ns, (double)pa.ns / pg.ns, comp / 1e6 / (pp.ns / 1e9),
+           comp / 1e6 / (pa.ns / 1e9));
+    for (size_t k = 0; k < nin; k++)
+        free(ins[k].data);
+    return 0;
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every test suite in order, printing each suite's duration; stops at the first failure.
+# Called by `make test` (the README's test command) after the build.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+failed=0
+suite() {
+    local name=$1; shift
+    local t0=$(date +%s)
+    echo "== suite: $name"
+    "$@"; local rc=$?
+    echo "== suite: $name: $([ $rc -eq 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - t0 )) s"
+    [ $rc -eq 0 ] || failed=1
+    return $rc
+}
+suite "unit tests" make --no-print-directory unit || exit 1
+suite "unit tests under ASan+UBSan" make --no-print-directory SAN=1 unit || exit 1
+suite "integration tests (pytest)" make --no-print-directory integration || exit 1
+exit $failed

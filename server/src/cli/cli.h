@@ -1,0 +1,68 @@
+/* The command line (DESIGN §10): argument parsing, the transport that answers a request
+ * either in-process on --data DIR or from a running server (--server URL), and the
+ * subcommands. Module-internal to cli/. */
+#ifndef RT_CLI_H
+#define RT_CLI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rt/api.h"
+#include "rt/store.h"
+
+#define CLI_MAX_ARGS 64
+
+/* Parsed arguments of one subcommand: --key value pairs, --flags and positionals. */
+struct cli {
+    const char *keys[CLI_MAX_ARGS], *vals[CLI_MAX_ARGS]; /* vals[i] NULL for a bare flag */
+    size_t nkeys;
+    const char *pos[CLI_MAX_ARGS];
+    size_t npos;
+    const char *server;        /* --server URL or NULL */
+    const char *data;          /* --data DIR (default ./roottrace-data) */
+    bool json;                 /* --json: print the API's JSON */
+    struct rt_store *store;    /* opened lazily for local mode */
+    struct rt_api_ctx api;
+};
+
+/* Parses argv (after the subcommand name). flags lists the options taking no value
+ * (e.g. "json"). Returns 0, or -1 after printing the problem. */
+int rt__cli_parse(struct cli *c, int argc, char **argv, const char *const *flags);
+
+/* Value of --key, or def. */
+const char *rt__cli_opt(const struct cli *c, const char *key, const char *def);
+
+/* True if --key was given. */
+bool rt__cli_has(const struct cli *c, const char *key);
+
+/* Closes what the command opened. */
+void rt__cli_cleanup(struct cli *c);
+
+/* Runs one API request locally or against --server; fills resp (status 0 = transport
+ * failure, with a message printed). params are NULL-terminated key/value pairs. */
+void rt__cli_call(struct cli *c, const char *method, const char *path,
+                  const struct rt_api_param *params, size_t nparams, const void *body,
+                  size_t body_len, const char *content_type, struct rt_api_resp *resp);
+
+/* Prints an error answer ("roottrace: <status> <message>") to stderr and returns 1; 0 for 2xx. */
+int rt__cli_check(const struct rt_api_resp *resp);
+
+/* Prints JSON pretty to stdout. */
+void rt__cli_print_json(json_t *j);
+
+/* Renderers of plain output, like `go tool pprof -top`. */
+void rt__cli_render_profile(json_t *j);
+void rt__cli_render_diff(json_t *j);
+
+/* Subcommands; each returns the process exit status. */
+int rt__cli_serve(int argc, char **argv);
+int rt__cli_ingest(int argc, char **argv);
+int rt__cli_top(int argc, char **argv);
+int rt__cli_diff(int argc, char **argv);
+int rt__cli_export(int argc, char **argv);
+int rt__cli_health(int argc, char **argv);
+int rt__cli_issue(int argc, char **argv);
+int rt__cli_deploy(int argc, char **argv);
+
+#endif

@@ -1,0 +1,64 @@
+/* `roottrace serve`: the server with SQLite under --data, until SIGTERM or SIGINT. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "cli.h"
+#include "rt/log.h"
+#include "rt/server.h"
+#include "rt/timeutil.h"
+
+/* Raises the open-files limit to its hard maximum: each waiting SDK holds a socket. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+int rt__cli_serve(int argc, char **argv)
+{
+    struct cli c;
+    if (rt__cli_parse(&c, argc, argv, NULL))
+        return 2;
+    struct rt_server_opts opts = {0};
+    struct rt_error err = {0};
+    opts.listen = rt__cli_opt(&c, "listen", "127.0.0.1:4040");
+    opts.data_dir = c.data;
+    if (rt_duration_parse(rt__cli_opt(&c, "retention", "30d"), &opts.retention_ns)) {
+        fprintf(stderr, "roottrace: --retention must be a duration such as 30d\n");
+        return 2;
+    }
+    /* Block the stop signals before any thread starts, so only sigwait sees them. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    raise_nofile();
+
+    struct rt_store *store = rt_store_open(c.data, &err);
+    if (!store) {
+        fprintf(stderr, "roottrace: cannot open the store in %s: %s\n", c.data, err.msg);
+        return 1;
+    }
+    struct rt_server *srv = rt_server_start(store, &opts, &err);
+    if (!srv) {
+        fprintf(stderr, "roottrace: %s\n", err.msg);
+        rt_store_free(store);
+        return 1;
+    }
+    rt_log(RT_LOG_INFO, "listening on %s (port %u), data in %s, retention %s", opts.listen,
+           rt_server_port(srv), c.data, rt__cli_opt(&c, "retention", "30d"));
+    int sig = 0;
+    sigwait(&set, &sig);
+    rt_log(RT_LOG_INFO, "%s: stopping", strsignal(sig));
+    rt_server_stop(srv);
+    rt_store_free(store);
+    rt_log(RT_LOG_INFO, "stopped");
+    return 0;
+}

@@ -1,0 +1,178 @@
+/* Plain-text answers of `top` and `diff`, laid out like `go tool pprof -top`: aligned
+ * columns with units, the profile type in the header, and the capacity line or its refusal. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* A unit for a column of nanosecond values, chosen from the largest (like pprof). */
+struct unit {
+    const char *name;
+    double div;
+    int decimals;
+};
+
+static struct unit pick_unit(double max_ns)
+{
+    if (max_ns >= 10e9)
+        return (struct unit){"s", 1e9, 2};
+    if (max_ns >= 10e6)
+        return (struct unit){"ms", 1e6, 0};
+    return (struct unit){"us", 1e3, 0};
+}
+
+static double num(json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+static void fmt_value(char *out, size_t n, double ns, struct unit u)
+{
+    if (ns == 0)
+        snprintf(out, n, "0");
+    else
+        snprintf(out, n, "%.*f%s", u.decimals, ns / u.div, u.name);
+}
+
+static void print_header(json_t *j)
+{
+    printf("Service: %s\nType: %s (%s)\n", str(j, "service"), str(j, "type"),
+           str(j, "type_note"));
+}
+
+/* Capacity line of a profile answer, with every input so it can be re-derived (DESIGN §7). */
+static void print_capacity(json_t *cap, const char *why)
+{
+    if (!json_is_object(cap)) {
+        printf("Capacity: not available: %s\n", why ? why : "no reason given");
+        return;
+    }
+    json_t *in = json_object_get(cap, "inputs");
+    printf("Capacity: %.4g vCPU-hours/month = 730 h/month x %.6g CPU-s / %.6g s window"
+           " x alive %.6g s / profiled %.6g s (coverage %.1f%%, %d instance(s) profiled,"
+           " %d unprofiled)\n",
+           num(cap, "vcpu_hours_per_month"), num(in, "cpu_s"), num(in, "window_s"),
+           num(in, "alive_s"), num(in, "profiled_s"), 100 * num(in, "coverage"),
+           (int)num(in, "instances_profiled"), (int)num(in, "instances_unprofiled"));
+}
+
+static void print_agreement(json_t *a)
+{
+    if (!json_is_object(a))
+        return;
+    printf("CPU agreement (%s): sampled %.3f s, OS thread CPU %.3f s, ratio %.3f%s%s\n",
+           str(a, "scope"), num(a, "sampled_cpu_s"), num(a, "os_thread_cpu_s"), num(a, "ratio"),
+           json_is_string(json_object_get(a, "warning")) ? ": " : "", str(a, "warning"));
+}
+
+void rt__cli_render_profile(json_t *j)
+{
+    json_t *fns = json_object_get(j, "functions");
+    double total = num(j, "value_ns");
+    struct unit u = pick_unit(total);
+    char tot[32];
+    fmt_value(tot, sizeof(tot), total, u);
+    print_header(j);
+    printf("Window: %s to %s\nProfiles: %d, samples: %.0f, total: %s\n", str(j, "from"),
+           str(j, "to"), (int)num(j, "profiles"), num(j, "samples"), tot);
+    print_capacity(json_object_get(j, "capacity"), str(j, "capacity_unavailable"));
+    print_agreement(json_object_get(j, "cpu_agreement"));
+    bool cpu = json_is_object(json_object_get(j, "capacity"));
+    printf("%10s %7s %7s %10s %7s %s %s\n", "flat", "flat%", "sum%", "cum", "cum%",
+           cpu ? " vCPU-h/mo" : "", "function");
+    double sum = 0;
+    size_t i;
+    json_t *f;
+    json_array_foreach(fns, i, f) {
+        char flat[32], cum[32], cap[32] = "";
+        fmt_value(flat, sizeof(flat), num(f, "self_ns"), u);
+        fmt_value(cum, sizeof(cum), num(f, "total_ns"), u);
+        sum += num(f, "self_share");
+        if (cpu)
+            snprintf(cap, sizeof(cap), " %10.4g", num(f, "vcpu_hours_per_month"));
+        printf("%10s %6.2f%% %6.2f%% %10s %6.2f%%%s  %s\n", flat, num(f, "self_share"), sum, cum,
+               num(f, "total_share"), cap, str(f, "name"));
+    }
+    if (json_is_true(json_object_get(j, "truncated")))
+        printf("(list truncated; use --limit)\n");
+}
+
+static void print_window(const char *label, json_t *w)
+{
+    printf("%-9s [%s, %s)  profiles %d  samples %.0f  total %.3f s\n", label, str(w, "from"),
+           str(w, "to"), (int)num(w, "profiles"), num(w, "samples"), num(w, "value_ns") / 1e9);
+}
+
+static void print_diff_capacity(json_t *j)
+{
+    json_t *cap = json_object_get(j, "capacity");
+    if (!json_is_object(cap)) {
+        printf("Capacity: not available: %s\n", str(j, "capacity_unavailable"));
+        return;
+    }
+    json_t *v = json_object_get(cap, "vcpu_hours_per_month");
+    json_t *in = json_object_get(cap, "inputs");
+    printf("Capacity: baseline %.4g -> current %.4g vCPU-hours/month (730 h/month x CPU-s / "
+           "window-s x alive/profiled)\n",
+           num(v, "base"), num(v, "cur"));
+    const char *names[2] = {"base", "cur"};
+    for (int k = 0; k < 2; k++) {
+        json_t *x = json_object_get(in, names[k]);
+        printf("  %-4s inputs: cpu %.6g s, window %.6g s, alive %.6g s, profiled %.6g s, "
+               "coverage %.1f%%\n",
+               names[k], num(x, "cpu_s"), num(x, "window_s"), num(x, "alive_s"),
+               num(x, "profiled_s"), 100 * num(x, "coverage"));
+    }
+}
+
+static const char *sig_text(json_t *f)
+{
+    json_t *s = json_object_get(f, "significant");
+    return json_is_true(s) ? "yes" : json_is_false(s) ? "no" : "n/a";
+}
+
+void rt__cli_render_diff(json_t *j)
+{
+    json_t *issue = json_object_get(j, "issue");
+    if (json_is_object(issue))
+        printf("Issue %s: %s (started %s)\n", str(issue, "id"), str(issue, "title"),
+               str(issue, "started_at"));
+    print_header(j);
+    print_window("Baseline", json_object_get(j, "baseline"));
+    print_window("Current", json_object_get(j, "current"));
+    size_t i;
+    json_t *d, *w;
+    json_array_foreach(json_object_get(j, "deploys"), i, d)
+        printf("Deploy:   %s at %s (%s)\n", str(d, "version"), str(d, "at"), str(d, "source"));
+    json_array_foreach(json_object_get(json_object_get(j, "quality"), "warnings"), i, w)
+        printf("Warning:  %s\n", json_string_value(w));
+    const char *why = str(j, "significance_unavailable");
+    if (*why)
+        printf("Significance: not available: %s\n", why);
+    print_diff_capacity(j);
+    print_agreement(json_object_get(j, "cpu_agreement"));
+    bool cpu = json_is_object(json_object_get(j, "capacity"));
+    printf("%8s %7s %7s %9s %9s %4s%s  %s\n", "delta_pp", "base%", "cur%", "base_smp", "cur_smp",
+           "sig", cpu ? "  vCPU-h/mo base -> cur" : "", "function");
+    json_t *f;
+    json_array_foreach(json_object_get(j, "functions"), i, f) {
+        char cap[64] = "";
+        if (cpu) {
+            json_t *v = json_object_get(f, "vcpu_hours_per_month");
+            snprintf(cap, sizeof(cap), "  %10.4g -> %-10.4g", num(v, "base"), num(v, "cur"));
+        }
+        printf("%+8.2f %7.2f %7.2f %9.0f %9.0f %4s%s  %s%s\n", num(f, "delta_pp"),
+               num(f, "base_share"), num(f, "cur_share"), num(f, "base_samples"),
+               num(f, "cur_samples"), sig_text(f), cap, str(f, "name"),
+               json_is_true(json_object_get(f, "new")) ? " (new)" : "");
+    }
+    if (json_is_true(json_object_get(j, "truncated")))
+        printf("(list truncated; use --limit)\n");
+}

@@ -1,0 +1,90 @@
+/* String interning with dense ids: an open-addressing table over owned copies. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/err.h"
+#include "rt/intern.h"
+
+void rt_intern_init(struct rt_intern *t)
+{
+    memset(t, 0, sizeof(*t));
+}
+
+void rt_intern_cleanup(struct rt_intern *t)
+{
+    for (uint32_t i = 0; i < t->count; i++)
+        free(t->strs[i]);
+    free(t->strs);
+    free(t->lens);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+static uint32_t *find_slot(const struct rt_intern *t, struct rt_str s, uint64_t h)
+{
+    uint32_t mask = t->nslots - 1;
+    for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+        uint32_t v = t->slots[i];
+        if (v == 0)
+            return &t->slots[i];
+        uint32_t id = v - 1;
+        if (t->lens[id] == s.len && memcmp(t->strs[id], s.ptr, s.len) == 0)
+            return &t->slots[i];
+    }
+}
+
+static int grow_slots(struct rt_intern *t)
+{
+    uint32_t n = t->nslots ? t->nslots * 2 : 64;
+    uint32_t *slots = calloc(n, sizeof(*slots));
+    if (!slots)
+        return RT_ENOMEM;
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = n;
+    for (uint32_t id = 0; id < t->count; id++) {
+        struct rt_str s = {t->strs[id], t->lens[id]};
+        *find_slot(t, s, rt_hash(s.ptr, s.len)) = id + 1;
+    }
+    return 0;
+}
+
+int64_t rt_intern_find(const struct rt_intern *t, struct rt_str s)
+{
+    if (!t->nslots)
+        return -1;
+    uint32_t v = *find_slot(t, s, rt_hash(s.ptr, s.len));
+    return v ? (int64_t)(v - 1) : -1;
+}
+
+int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id)
+{
+    if ((t->count + 1) * 2 > t->nslots && grow_slots(t))
+        return RT_ENOMEM;
+    uint32_t *slot = find_slot(t, s, rt_hash(s.ptr, s.len));
+    if (*slot) {
+        *id = *slot - 1;
+        return 0;
+    }
+    if (t->count == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 64;
+        char **strs = realloc(t->strs, cap * sizeof(*strs));
+        if (!strs)
+            return RT_ENOMEM;
+        t->strs = strs;
+        uint32_t *lens = realloc(t->lens, cap * sizeof(*lens));
+        if (!lens)
+            return RT_ENOMEM;
+        t->lens = lens;
+        t->cap = cap;
+    }
+    char *copy = rt_str_dup(s);
+    if (!copy)
+        return RT_ENOMEM;
+    t->strs[t->count] = copy;
+    t->lens[t->count] = (uint32_t)s.len;
+    t->bytes += s.len;
+    *slot = ++t->count;
+    *id = t->count - 1;
+    return 0;
+}

@@ -1,0 +1,243 @@
+/* Issues, deploys and services: POST/GET /api/v1/issues, /api/v1/deploys, GET
+ * /api/v1/services (DESIGN §6, §11). */
+#include <stdio.h>
+#include <string.h>
+
+#include "api_util.h"
+#include "rt/timeutil.h"
+
+static json_t *id_json(int64_t id)
+{
+    char b[32];
+    snprintf(b, sizeof(b), "%lld", (long long)id);
+    return json_string(b);
+}
+
+static json_t *issue_to_json(const struct rt_issue *i)
+{
+    return json_pack("{s:o, s:s, s:s, s:o, s:o}", "id", id_json(i->id), "service", i->service,
+                     "title", i->title ? i->title : "", "started_at",
+                     rt__api_time_json(i->started_at_ns), "created_at",
+                     rt__api_time_json(i->created_at_ns));
+}
+
+struct issue_one {
+    json_t *json;
+    int64_t started_ns;
+};
+
+static int issue_one_cb(void *ud, const struct rt_issue *i)
+{
+    struct issue_one *o = ud;
+    o->json = issue_to_json(i);
+    o->started_ns = i->started_at_ns;
+    return 1;
+}
+
+json_t *rt__api_issue_json(struct rt_store *s, int64_t id, int64_t *started_ns,
+                           struct rt_error *err)
+{
+    struct issue_one o = {NULL, 0};
+    int rc = rt_store_scan_issues(s, id, issue_one_cb, &o, err);
+    if (rc < 0)
+        return NULL;
+    if (!o.json) {
+        rt_error_set(err, RT_ENOTFOUND, "no issue with id %lld", (long long)id);
+        return NULL;
+    }
+    *started_ns = o.started_ns;
+    return o.json;
+}
+
+void rt__api_post_issue(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                        struct rt_api_resp *resp)
+{
+    struct rt_error err = {0};
+    json_t *body = rt__api_body_object(req, resp);
+    if (!body)
+        return;
+    struct rt_issue issue = {0};
+    issue.service = json_string_value(json_object_get(body, "service"));
+    issue.title = json_string_value(json_object_get(body, "title"));
+    json_t *started = json_object_get(body, "started_at");
+    if (!issue.service || !*issue.service) {
+        rt__api_error(resp, RT_EINVAL, "'service' (a string) is required");
+        goto out_put_body;
+    }
+    if (!started || rt__api_json_time(started, &issue.started_at_ns)) {
+        rt__api_error(resp, RT_EINVAL,
+                      "'started_at' (RFC 3339 string or Unix seconds) is required");
+        goto out_put_body;
+    }
+    if (!issue.title)
+        issue.title = "";
+    issue.created_at_ns = rt_time_now_ns();
+    int64_t id;
+    if (rt_store_put_issue(ctx->store, &issue, &id, &err)) {
+        rt__api_error(resp, err.code, "%s", err.msg);
+        goto out_put_body;
+    }
+    issue.id = id;
+    rt__api_json(resp, 201, issue_to_json(&issue));
+out_put_body:
+    json_decref(body);
+}
+
+struct issue_list {
+    json_t *arr;
+    const char *service;
+};
+
+static int issue_list_cb(void *ud, const struct rt_issue *i)
+{
+    struct issue_list *l = ud;
+    if (!l->service || strcmp(l->service, i->service) == 0)
+        json_array_append_new(l->arr, issue_to_json(i));
+    return 0;
+}
+
+void rt__api_get_issues(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                        struct rt_api_resp *resp, int64_t issue_id)
+{
+    struct rt_error err = {0};
+    if (issue_id > 0) {
+        int64_t started;
+        json_t *j = rt__api_issue_json(ctx->store, issue_id, &started, &err);
+        if (j)
+            rt__api_json(resp, 200, j);
+        else
+            rt__api_error(resp, err.code, "%s", err.msg);
+        return;
+    }
+    struct issue_list l = {json_array(), rt_api_param(req, "service")};
+    if (rt_store_scan_issues(ctx->store, -1, issue_list_cb, &l, &err) < 0) {
+        json_decref(l.arr);
+        rt__api_error(resp, err.code, "%s", err.msg);
+        return;
+    }
+    rt__api_json(resp, 200, l.arr);
+}
+
+void rt__api_post_deploy(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                         struct rt_api_resp *resp)
+{
+    struct rt_error err = {0};
+    json_t *body = rt__api_body_object(req, resp);
+    if (!body)
+        return;
+    struct rt_deploy d = {0};
+    d.service = json_string_value(json_object_get(body, "service"));
+    d.version = json_string_value(json_object_get(body, "version"));
+    d.source = "declared";
+    json_t *at = json_object_get(body, "at");
+    if (!d.service || !*d.service || !d.version || !*d.version) {
+        rt__api_error(resp, RT_EINVAL, "'service' and 'version' (strings) are required");
+        goto out_put_body;
+    }
+    if (!at)
+        d.at_ns = rt_time_now_ns();
+    else if (rt__api_json_time(at, &d.at_ns)) {
+        rt__api_error(resp, RT_EINVAL, "'at' must be an RFC 3339 string or Unix seconds");
+        goto out_put_body;
+    }
+    if (rt_store_put_deploy(ctx->store, &d, &err)) {
+        rt__api_error(resp, err.code, "%s", err.msg);
+        goto out_put_body;
+    }
+    rt__api_json(resp, 201,
+                 json_pack("{s:s, s:s, s:o, s:s}", "service", d.service, "version", d.version,
+                           "at", rt__api_time_json(d.at_ns), "source", d.source));
+out_put_body:
+    json_decref(body);
+}
+
+static int deploy_cb(void *ud, const struct rt_deploy *d)
+{
+    json_array_append_new(ud, json_pack("{s:s, s:s, s:o, s:s}", "service", d->service,
+                                        "version", d->version, "at",
+                                        rt__api_time_json(d->at_ns), "source", d->source));
+    return 0;
+}
+
+void rt__api_get_deploys(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                         struct rt_api_resp *resp)
+{
+    struct rt_error err = {0};
+    int64_t from = INT64_MIN, to = INT64_MAX;
+    if (rt__api_time(req, resp, "from", &from) || rt__api_time(req, resp, "to", &to))
+        return;
+    json_t *arr = json_array();
+    if (rt_store_scan_deploys(ctx->store, rt_api_param(req, "service"), from, to, deploy_cb, arr,
+                              &err) < 0) {
+        json_decref(arr);
+        rt__api_error(resp, err.code, "%s", err.msg);
+        return;
+    }
+    rt__api_json(resp, 200, arr);
+}
+
+struct services_ctx {
+    struct rt_store *store;
+    json_t *arr;
+    json_t *current;  /* the service whose instances are being listed */
+    int64_t now_ns;
+};
+
+static json_t *nullable(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static int instance_cb(void *ud, const struct rt_instance_info *in)
+{
+    struct services_ctx *sc = ud;
+    json_t *svc = sc->current;
+    /* Stale when not seen for 3 poll intervals of the default 10 s (DESIGN §5). */
+    bool stale = sc->now_ns - in->last_seen_ns > 30 * RT_NS_PER_S;
+    json_array_append_new(
+        json_object_get(svc, "instances"),
+        json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b}", "instance", in->instance,
+                  "runtime", nullable(in->runtime), "sdk_version", nullable(in->sdk_version),
+                  "version", nullable(in->version), "status", nullable(in->status), "last_seen",
+                  rt__api_time_json(in->last_seen_ns), "first_seen",
+                  rt__api_time_json(in->first_seen_ns), "stale", stale));
+    return 0;
+}
+
+static int service_cb(void *ud, const struct rt_service_info *svc)
+{
+    struct services_ctx *sc = ud;
+    json_t *types = json_array();
+    if (svc->has_cpu)
+        json_array_append_new(types, json_string("cpu"));
+    if (svc->has_wall)
+        json_array_append_new(types, json_string("wall"));
+    json_array_append_new(
+        sc->arr, json_pack("{s:s, s:b, s:o, s:o, s:[]}", "name", svc->name, "profiling_enabled",
+                           svc->profiling_enabled, "types", types, "last_upload",
+                           svc->last_upload_ns ? rt__api_time_json(svc->last_upload_ns)
+                                               : json_null(),
+                           "instances"));
+    return 0;
+}
+
+void rt__api_get_services(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                          struct rt_api_resp *resp)
+{
+    struct rt_error err = {0};
+    struct services_ctx sc = {ctx->store, json_array(), NULL, rt_time_now_ns()};
+    /* Services first, then each one's instances: a store callback never calls the store. */
+    int rc = rt_store_scan_services(ctx->store, service_cb, &sc, &err);
+    for (size_t i = 0; rc >= 0 && i < json_array_size(sc.arr); i++) {
+        sc.current = json_array_get(sc.arr, i);
+        rc = rt_store_scan_instances(ctx->store,
+                                     json_string_value(json_object_get(sc.current, "name")),
+                                     instance_cb, &sc, &err);
+    }
+    if (rc < 0) {
+        json_decref(sc.arr);
+        rt__api_error(resp, err.code ? err.code : RT_EIO, "%s", err.msg);
+        return;
+    }
+    rt__api_json(resp, 200, sc.arr);
+}

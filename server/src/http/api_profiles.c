@@ -1,0 +1,110 @@
+/* POST /api/v1/profiles: upload of a pprof or folded profile (DESIGN §4). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/statvfs.h>
+
+#include "api_util.h"
+#include "rt/metrics.h"
+#include "rt/timeutil.h"
+
+/* Free bytes on the file system holding dir, or -1 if unknown. */
+static int64_t free_bytes(const char *dir)
+{
+    struct statvfs st;
+    if (!dir || statvfs(dir, &st) != 0)
+        return -1;
+    return (int64_t)st.f_bavail * (int64_t)st.f_frsize;
+}
+
+/* Reads the upload's query parameters into params; fills resp and returns -1 on a bad one. */
+static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
+                       struct rt_ingest_params *p)
+{
+    rt_ingest_params_init(p);
+    if (!(p->service = rt__api_need(req, resp, "service")))
+        return -1;
+    p->instance = rt_api_param(req, "instance");
+    p->runtime = rt_api_param(req, "runtime");
+    p->runtime_version = rt_api_param(req, "runtime_version");
+    p->sdk_version = rt_api_param(req, "sdk_version");
+    p->version = rt_api_param(req, "version");
+    p->profile_id = rt_api_param(req, "profile_id");
+    p->type = rt_api_param(req, "type");
+    p->unit = rt_api_param(req, "unit");
+    if (p->type && strcmp(p->type, "cpu") && strcmp(p->type, "wall")) {
+        rt__api_error(resp, RT_EINVAL, "type must be 'cpu' or 'wall', got '%.64s'", p->type);
+        return -1;
+    }
+    if (strlen(p->service) > 200 || (p->instance && strlen(p->instance) > 200)) {
+        rt__api_error(resp, RT_EINVAL, "service and instance names are at most 200 bytes");
+        return -1;
+    }
+    if (rt__api_int(req, resp, "period_ns", 1, INT64_MAX, &p->period_ns) ||
+        rt__api_time(req, resp, "start", &p->start_ns) ||
+        rt__api_seconds(req, resp, "duration_s", &p->duration_ns) ||
+        rt__api_int(req, resp, "thread_cpu_ns", 0, INT64_MAX, &p->thread_cpu_ns) ||
+        rt__api_int(req, resp, "process_cpu_ns", 0, INT64_MAX, &p->process_cpu_ns))
+        return -1;
+    if (req->content_type && strncasecmp(req->content_type, "text/plain", 10) == 0)
+        p->format = RT_FMT_FOLDED;
+    return 0;
+}
+
+void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                           struct rt_api_resp *resp)
+{
+    struct rt_ingest_params params;
+    struct rt_error err = {0};
+    struct rt_profile *ps[2] = {NULL, NULL};
+    size_t n = 0;
+
+    if (read_params(req, resp, &params))
+        return;
+    if (req->body_len > ctx->limits.max_compressed) {
+        rt__api_error(resp, RT_ETOOBIG, "body of %zu bytes exceeds the limit of %zu bytes",
+                      req->body_len, ctx->limits.max_compressed);
+        return;
+    }
+    int64_t avail = free_bytes(ctx->data_dir);
+    if (avail >= 0 && avail < ctx->min_free_bytes + (int64_t)req->body_len * 4) {
+        rt__api_error(resp, RT_EDISKFULL,
+                      "disk nearly full (%lld bytes free): upload refused, nothing stored",
+                      (long long)avail);
+        return;
+    }
+    int rc = rt_ingest_parse(req->body, req->body_len, &params, &ctx->limits, ps, &n, &err);
+    if (rc) {
+        rt__api_error(resp, rc, "%s", err.msg[0] ? err.msg : rt_strerror(rc));
+        return;
+    }
+    struct rt_store_put_result res[2];
+    rc = rt_store_put_profiles(ctx->store, ps, n, res, &err);
+    if (rc) {
+        rt__api_error(resp, rc, "%s", err.msg);
+        goto out_free_profiles;
+    }
+    json_t *list = json_array();
+    unsigned added = 0;
+    for (size_t i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "%lld", (long long)res[i].id);
+        added += !res[i].duplicate;
+        json_array_append_new(
+            list, json_pack("{s:s, s:s, s:f, s:I, s:b, s:b}", "id", id, "type",
+                            rt_ptype_name(ps[i]->type), "samples", ps[i]->samples, "value_ns",
+                            (json_int_t)ps[i]->value_ns, "duplicate", res[i].duplicate,
+                            "truncated_stacks", ps[i]->truncated_stacks > 0));
+    }
+    json_t *first = json_array_get(list, 0);
+    json_t *o = json_pack("{s:O, s:s, s:O, s:O, s:O, s:o}", "id", json_object_get(first, "id"),
+                          "service", params.service, "type", json_object_get(first, "type"),
+                          "samples", json_object_get(first, "samples"), "duplicate",
+                          json_object_get(first, "duplicate"), "profiles", list);
+    rt__api_json(resp, added ? 201 : 200, o);
+    if (ctx->metrics)
+        rt_metrics_upload(ctx->metrics, req->body_len, added);
+out_free_profiles:
+    for (size_t i = 0; i < n; i++)
+        rt_profile_free(ps[i]);
+}

@@ -1,0 +1,133 @@
+/* Prometheus counters of the server, rendered in the text exposition format. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/metrics.h"
+#include "rt/store.h"
+
+#define MAX_REASONS 32
+/* Query latency histogram bucket bounds, seconds. */
+static const double buckets_s[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+#define NBUCKETS (sizeof(buckets_s) / sizeof(buckets_s[0]))
+#define NKINDS 2
+
+struct rt_metrics {
+    pthread_mutex_t mu;
+    unsigned long long uploads, upload_bytes, profiles_stored;
+    const char *reasons[MAX_REASONS];    /* static strings from rt_err_name */
+    unsigned long long refusals[MAX_REASONS];
+    unsigned long long by_class[6];      /* requests by status class 1xx..5xx */
+    unsigned long long q_count[NKINDS], q_buckets[NKINDS][NBUCKETS];
+    double q_sum_s[NKINDS];
+};
+
+static const char *kinds[NKINDS] = {"profile", "diff"};
+
+struct rt_metrics *rt_metrics_new(void)
+{
+    struct rt_metrics *m = calloc(1, sizeof(*m));
+    if (m)
+        pthread_mutex_init(&m->mu, NULL);
+    return m;
+}
+
+void rt_metrics_free(struct rt_metrics *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+void rt_metrics_upload(struct rt_metrics *m, uint64_t bytes, unsigned profiles)
+{
+    pthread_mutex_lock(&m->mu);
+    m->uploads++;
+    m->upload_bytes += bytes;
+    m->profiles_stored += profiles;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void rt_metrics_refusal(struct rt_metrics *m, const char *reason)
+{
+    pthread_mutex_lock(&m->mu);
+    for (int i = 0; i < MAX_REASONS; i++) {
+        if (!m->reasons[i])
+            m->reasons[i] = reason;
+        if (strcmp(m->reasons[i], reason) == 0) {
+            m->refusals[i]++;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
+void rt_metrics_query(struct rt_metrics *m, const char *kind, int64_t ns)
+{
+    int k = strcmp(kind, "diff") == 0;
+    double s = (double)ns / 1e9;
+    pthread_mutex_lock(&m->mu);
+    m->q_count[k]++;
+    m->q_sum_s[k] += s;
+    for (size_t b = 0; b < NBUCKETS; b++)
+        if (s <= buckets_s[b])
+            m->q_buckets[k][b]++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void rt_metrics_request(struct rt_metrics *m, int status)
+{
+    int c = status / 100;
+    pthread_mutex_lock(&m->mu);
+    if (c >= 1 && c <= 5)
+        m->by_class[c]++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_buf *o)
+{
+    pthread_mutex_lock(&m->mu);
+    rt_buf_printf(o, "# HELP roottrace_uploads_total Profile uploads accepted.\n"
+                     "# TYPE roottrace_uploads_total counter\nroottrace_uploads_total %llu\n",
+                  m->uploads);
+    rt_buf_printf(o, "# HELP roottrace_upload_bytes_total Compressed bytes of accepted uploads.\n"
+                     "# TYPE roottrace_upload_bytes_total counter\n"
+                     "roottrace_upload_bytes_total %llu\n",
+                  m->upload_bytes);
+    rt_buf_printf(o, "# HELP roottrace_profiles_stored_total Profiles stored (duplicates "
+                     "excluded).\n# TYPE roottrace_profiles_stored_total counter\n"
+                     "roottrace_profiles_stored_total %llu\n",
+                  m->profiles_stored);
+    rt_buf_puts(o, "# HELP roottrace_refusals_total Requests refused, by reason.\n"
+                   "# TYPE roottrace_refusals_total counter\n");
+    for (int i = 0; i < MAX_REASONS && m->reasons[i]; i++)
+        rt_buf_printf(o, "roottrace_refusals_total{reason=\"%s\"} %llu\n", m->reasons[i],
+                      m->refusals[i]);
+    rt_buf_puts(o, "# HELP roottrace_http_requests_total HTTP requests by status class.\n"
+                   "# TYPE roottrace_http_requests_total counter\n");
+    for (int c = 1; c <= 5; c++)
+        rt_buf_printf(o, "roottrace_http_requests_total{code=\"%dxx\"} %llu\n", c,
+                      m->by_class[c]);
+    rt_buf_puts(o, "# HELP roottrace_query_duration_seconds Query latency.\n"
+                   "# TYPE roottrace_query_duration_seconds histogram\n");
+    for (int k = 0; k < NKINDS; k++) {
+        for (size_t b = 0; b < NBUCKETS; b++)
+            rt_buf_printf(o, "roottrace_query_duration_seconds_bucket{query=\"%s\",le=\"%g\"} %llu\n",
+                          kinds[k], buckets_s[b], m->q_buckets[k][b]);
+        rt_buf_printf(o, "roottrace_query_duration_seconds_bucket{query=\"%s\",le=\"+Inf\"} %llu\n"
+                         "roottrace_query_duration_seconds_sum{query=\"%s\"} %.6f\n"
+                         "roottrace_query_duration_seconds_count{query=\"%s\"} %llu\n",
+                      kinds[k], m->q_count[k], kinds[k], m->q_sum_s[k], kinds[k], m->q_count[k]);
+    }
+    pthread_mutex_unlock(&m->mu);
+    if (store) {
+        rt_buf_printf(o, "# HELP roottrace_store_disk_bytes Bytes the store uses on disk.\n"
+                         "# TYPE roottrace_store_disk_bytes gauge\nroottrace_store_disk_bytes %lld\n",
+                      (long long)rt_store_disk_bytes(store));
+        rt_buf_printf(o, "# HELP roottrace_store_profiles Profiles in the store.\n"
+                         "# TYPE roottrace_store_profiles gauge\nroottrace_store_profiles %lld\n",
+                      (long long)rt_store_profile_count(store));
+    }
+    return 0;
+}

@@ -1,0 +1,309 @@
+/* libmicrohttpd adapter: request bodies with a limit, query parameters, the request log,
+ * /healthz and /metrics, and the retention sweeper thread. */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "rt/api.h"
+#include "rt/buf.h"
+#include "rt/log.h"
+#include "rt/metrics.h"
+#include "rt/server.h"
+#include "rt/timeutil.h"
+
+#define MAX_PARAMS 64
+
+struct rt_server {
+    struct MHD_Daemon *daemon;
+    struct rt_api_ctx api;
+    struct rt_metrics *metrics;
+    uint16_t port;
+    int64_t retention_ns;
+    pthread_t sweeper;
+    bool sweeper_started;
+    bool stopping;             /* guarded by mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+};
+
+/* Per-request state, from the first call of the access handler to completion. */
+struct request {
+    struct rt_buf body;
+    bool too_big;        /* body exceeded the limit; the rest is discarded */
+    int64_t t0;          /* monotonic start */
+    int status;
+    size_t bytes_out;
+    char what[200];      /* "METHOD /path" for the request log */
+};
+
+static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    struct rt_api_req *req = cls;
+    struct rt_api_param *params = (struct rt_api_param *)req->params;
+    if (req->nparams >= MAX_PARAMS)
+        return MHD_NO;
+    params[req->nparams].key = key;
+    params[req->nparams].value = value ? value : "";
+    req->nparams++;
+    return MHD_YES;
+}
+
+static enum MHD_Result send_bytes(struct MHD_Connection *conn, struct request *r, int status,
+                                  const char *ctype, const char *data, size_t len, bool copy)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        len, (void *)data, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", ctype);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    r->status = status;
+    r->bytes_out = len;
+    return rc;
+}
+
+static enum MHD_Result send_api(struct MHD_Connection *conn, struct request *r,
+                                struct rt_api_resp *ar)
+{
+    char *data;
+    size_t len;
+    const char *ctype = ar->content_type ? ar->content_type : "application/json";
+    if (ar->json) {
+        data = json_dumps(ar->json, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        len = data ? strlen(data) : 0;
+    } else {
+        data = ar->raw;
+        len = ar->raw_len;
+        ar->raw = NULL;
+    }
+    if (!data)
+        return MHD_NO;
+    return send_bytes(conn, r, ar->status, ctype, data, len, false);
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, struct request *r, int status,
+                                 const char *ctype, const char *text)
+{
+    return send_bytes(conn, r, status, ctype, text, strlen(text), true);
+}
+
+static enum MHD_Result handle_builtin(struct rt_server *srv, struct MHD_Connection *conn,
+                                      struct request *r, const char *url)
+{
+    if (strcmp(url, "/healthz") == 0)
+        return send_text(conn, r, 200, "application/json", "{\"status\":\"ok\"}");
+    struct rt_buf out;
+    rt_buf_init(&out, 0);
+    rt_metrics_render(srv->metrics, srv->api.store, &out);
+    return send_bytes(conn, r, 200, "text/plain; version=0.0.4", rt_buf_into_cstr(&out),
+                      out.len, false);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size, void **con_cls)
+{
+    struct rt_server *srv = cls;
+    struct request *r = *con_cls;
+    if (!r) {
+        if (!(r = calloc(1, sizeof(*r))))
+            return MHD_NO;
+        rt_buf_init(&r->body, srv->api.limits.max_compressed);
+        r->t0 = rt_time_mono_ns();
+        snprintf(r->what, sizeof(r->what), "%s %s", method, url);
+        *con_cls = r;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!r->too_big && rt_buf_append(&r->body, upload_data, *upload_size) != 0) {
+            r->too_big = true;
+            rt_buf_cleanup(&r->body);
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (r->too_big) {
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "{\"error\":\"too_large\",\"message\":\"body exceeds the limit of %zu bytes\"}",
+                 srv->api.limits.max_compressed);
+        rt_metrics_refusal(srv->metrics, "too_large");
+        return send_text(conn, r, 413, "application/json", msg);
+    }
+    if (strcmp(method, "GET") == 0 && (!strcmp(url, "/healthz") || !strcmp(url, "/metrics")))
+        return handle_builtin(srv, conn, r, url);
+
+    struct rt_api_param params[MAX_PARAMS];
+    struct rt_api_req req = {.method = method, .path = url, .params = params};
+    if (MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_param, &req) < 0 ||
+        req.nparams >= MAX_PARAMS)
+        return send_text(conn, r, 400, "application/json",
+                         "{\"error\":\"invalid_argument\",\"message\":\"too many query parameters\"}");
+    req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    req.body = r->body.data;
+    req.body_len = r->body.len;
+    struct rt_api_resp ar;
+    rt_api_dispatch(&srv->api, &req, &ar);
+    if (ar.status >= 400 && ar.refusal)
+        rt_metrics_refusal(srv->metrics, ar.refusal);
+    enum MHD_Result rc = send_api(conn, r, &ar);
+    rt_api_resp_cleanup(&ar);
+    return rc;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct rt_server *srv = cls;
+    struct request *r = *con_cls;
+    if (!r)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    char peer[INET6_ADDRSTRLEN] = "-";
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET)
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, peer, sizeof(peer));
+        else if (sa->sa_family == AF_INET6)
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, peer,
+                      sizeof(peer));
+    }
+    rt_metrics_request(srv->metrics, r->status ? r->status : 500);
+    rt_log(RT_LOG_INFO, "%s \"%s\" %d %zu bytes in %zu bytes out %.1f ms%s", peer, r->what, r->status,
+           r->body.len, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
+           toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+    rt_buf_cleanup(&r->body);
+    free(r);
+    *con_cls = NULL;
+}
+
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, struct rt_error *err)
+{
+    char host[128];
+    const char *colon = strrchr(listen, ':');
+    if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host))
+        return rt_error_set(err, RT_EINVAL, "--listen must be HOST:PORT, got '%s'", listen);
+    memcpy(host, listen, (size_t)(colon - listen));
+    host[colon - listen] = '\0';
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535)
+        return rt_error_set(err, RT_EINVAL, "bad port in --listen '%s'", listen);
+    memset(ss, 0, sizeof(*ss));
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    size_t hl = strlen(host);
+    if (host[0] == '[' && host[hl - 1] == ']') {
+        host[hl - 1] = '\0';
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host + 1, &v6->sin6_addr) != 1)
+            return rt_error_set(err, RT_EINVAL, "bad IPv6 address in --listen '%s'", listen);
+        return 0;
+    }
+    if (strcmp(host, "localhost") == 0)
+        strcpy(host, "127.0.0.1");
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
+        return rt_error_set(err, RT_EINVAL, "bad IPv4 address in --listen '%s'", listen);
+    return 0;
+}
+
+/* Deletes profiles past retention at start and then hourly, until the server stops. */
+static void *sweep(void *arg)
+{
+    struct rt_server *srv = arg;
+    pthread_mutex_lock(&srv->mu);
+    while (!srv->stopping) {
+        pthread_mutex_unlock(&srv->mu);
+        struct rt_error err = {0};
+        int64_t deleted = 0;
+        if (rt_store_retain(srv->api.store, rt_time_now_ns() - srv->retention_ns, &deleted, &err))
+            rt_log(RT_LOG_WARN, "retention sweep failed: %s", err.msg);
+        else if (deleted)
+            rt_log(RT_LOG_INFO, "retention: deleted %lld profiles", (long long)deleted);
+        pthread_mutex_lock(&srv->mu);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 3600;
+        while (!srv->stopping && pthread_cond_timedwait(&srv->cond, &srv->mu, &until) == 0)
+            ;
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return NULL;
+}
+
+struct rt_server *rt_server_start(struct rt_store *store, const struct rt_server_opts *opts,
+                                  struct rt_error *err)
+{
+    struct sockaddr_storage ss;
+    if (parse_listen(opts->listen ? opts->listen : "127.0.0.1:4040", &ss, err))
+        return NULL;
+    struct rt_server *srv = calloc(1, sizeof(*srv));
+    if (!srv) {
+        rt_error_set(err, RT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->cond, NULL);
+    rt_api_ctx_init(&srv->api, store);
+    srv->api.data_dir = opts->data_dir;
+    srv->metrics = rt_metrics_new();
+    srv->api.metrics = srv->metrics;
+    srv->retention_ns = opts->retention_ns;
+    unsigned threads = opts->threads ? opts->threads : 4;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    srv->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+        MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_END);
+    if (!srv->daemon) {
+        rt_error_set(err, RT_EIO, "cannot listen on %s (address in use or not permitted)",
+                     opts->listen ? opts->listen : "127.0.0.1:4040");
+        rt_server_stop(srv);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = di ? di->port : 0;
+    if (srv->retention_ns > 0 && pthread_create(&srv->sweeper, NULL, sweep, srv) == 0)
+        srv->sweeper_started = true;
+    return srv;
+}
+
+uint16_t rt_server_port(const struct rt_server *srv)
+{
+    return srv->port;
+}
+
+void rt_server_stop(struct rt_server *srv)
+{
+    if (!srv)
+        return;
+    if (srv->daemon)
+        MHD_stop_daemon(srv->daemon);
+    pthread_mutex_lock(&srv->mu);
+    srv->stopping = true;
+    pthread_cond_broadcast(&srv->cond);
+    pthread_mutex_unlock(&srv->mu);
+    if (srv->sweeper_started)
+        pthread_join(srv->sweeper, NULL);
+    rt_metrics_free(srv->metrics);
+    pthread_cond_destroy(&srv->cond);
+    pthread_mutex_destroy(&srv->mu);
+    free(srv);
+}

@@ -1,0 +1,187 @@
+/* Ingest entry point: limits, gzip sniffing, refusal of legacy pprof formats, telling pprof
+ * from folded text, and copying the upload's metadata into each profile (DESIGN §4). */
+#include <string.h>
+
+#include "ingest_internal.h"
+#include "rt/buf.h"
+
+void rt_ingest_limits_default(struct rt_ingest_limits *lim)
+{
+    lim->max_compressed = (size_t)16 << 20;
+    lim->max_decompressed = (size_t)256 << 20;
+    lim->max_samples = 1000000;
+    lim->max_locations = 1000000;
+    lim->max_strings = 1000000;
+}
+
+void rt_ingest_params_init(struct rt_ingest_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->duration_ns = -1;
+    p->thread_cpu_ns = -1;
+    p->process_cpu_ns = -1;
+    p->format = RT_FMT_AUTO;
+}
+
+static bool starts_with(const uint8_t *d, size_t len, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return len >= n && memcmp(d, prefix, n) == 0;
+}
+
+/* Word i of the legacy CPU header, as 32- or 64-bit, little or big endian. */
+static uint64_t word(const uint8_t *d, size_t i, size_t size, bool be)
+{
+    uint64_t v = 0;
+    for (size_t k = 0; k < size; k++)
+        v |= (uint64_t)d[i * size + k] << (8 * (be ? size - 1 - k : k));
+    return v;
+}
+
+/* Legacy pprof: the binary CPU format (header words 0, 3, ...) or a text format. A protobuf
+ * cannot start with a zero byte (field number 0), so the binary check is unambiguous. */
+static bool is_legacy(const uint8_t *d, size_t len)
+{
+    for (size_t size = 4; size <= 8; size += 4)
+        for (int be = 0; be <= 1; be++)
+            if (len >= 2 * size && word(d, 0, size, be) == 0 && word(d, 1, size, be) == 3)
+                return true;
+    while (len && (*d == ' ' || *d == '\t' || *d == '\r' || *d == '\n'))
+        d++, len--;
+    static const char *const text[] = {"--- ", "heap profile:", "heap_v2/", "growth profile:",
+                                       "threadcreate profile:", "goroutine profile:",
+                                       "contention:"};
+    for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+        if (starts_with(d, len, text[i]))
+            return true;
+    return false;
+}
+
+/* Length of the UTF-8 sequence starting at d[i] (1-4), or 0 if it is not valid UTF-8.
+ * A sequence cut by the end of the inspected prefix counts as valid. */
+static size_t utf8_len(const uint8_t *d, size_t i, size_t n)
+{
+    size_t k = d[i] < 0x80 ? 1 : (d[i] & 0xe0) == 0xc0 ? 2 : (d[i] & 0xf0) == 0xe0 ? 3
+             : (d[i] & 0xf8) == 0xf0 ? 4 : 0;
+    if (k == 0 || (k == 2 && d[i] < 0xc2))
+        return 0;
+    for (size_t j = 1; j < k && i + j < n; j++)
+        if ((d[i + j] & 0xc0) != 0x80)
+            return 0;
+    return k;
+}
+
+/* Text (folded stacks) rather than protobuf: a UTF-16 BOM, or valid UTF-8 without control
+ * bytes up front. A pprof often starts with 0x0a ('\n'), so UTF-8 validity decides. */
+static bool looks_like_text(const uint8_t *d, size_t len)
+{
+    if (len >= 2 && ((d[0] == 0xff && d[1] == 0xfe) || (d[0] == 0xfe && d[1] == 0xff)))
+        return true;
+    size_t n = len < 4096 ? len : 4096;
+    for (size_t i = 0, k; i < n; i += k) {
+        if ((d[i] < 0x20 && d[i] != '\t' && d[i] != '\n' && d[i] != '\r') || d[i] == 0x7f)
+            return false;
+        if ((k = utf8_len(d, i, n)) == 0)
+            return false;
+    }
+    return true;
+}
+
+/* Copies the upload's metadata into p; start and duration override the body's. */
+static int apply_params(struct rt_profile *p, const struct rt_ingest_params *q)
+{
+    if (rt_profile_set_str(&p->service, q->service) ||
+        rt_profile_set_str(&p->instance, q->instance) ||
+        rt_profile_set_str(&p->runtime, q->runtime) ||
+        rt_profile_set_str(&p->runtime_version, q->runtime_version) ||
+        rt_profile_set_str(&p->sdk_version, q->sdk_version) ||
+        rt_profile_set_str(&p->version, q->version) ||
+        rt_profile_set_str(&p->profile_id, q->profile_id))
+        return RT_ENOMEM;
+    if (q->start_ns)
+        p->time_ns = q->start_ns;
+    if (q->duration_ns >= 0)
+        p->duration_ns = q->duration_ns;
+    p->thread_cpu_ns = q->thread_cpu_ns;
+    p->process_cpu_ns = q->process_cpu_ns;
+    return 0;
+}
+
+/* Parses the body (already within max_compressed) once gunzipped. */
+static int parse_body(const uint8_t *d, size_t len, const struct rt_ingest_params *params,
+                      enum rt_ptype want, const struct rt_ingest_limits *lim,
+                      struct rt_profile **out, size_t *nout, struct rt_error *err)
+{
+    enum rt_ingest_format fmt = params->format;
+    if (len == 0)
+        return rt_error_set(err, RT_EMALFORMED, "empty body");
+    if (fmt != RT_FMT_FOLDED && is_legacy(d, len))
+        return rt_error_set(err, RT_EFORMAT,
+                            "legacy (pre-protobuf) pprof format is not supported: convert with "
+                            "`go tool pprof -proto FILE > FILE.pb.gz`");
+    if (fmt == RT_FMT_AUTO)
+        fmt = looks_like_text(d, len) ? RT_FMT_FOLDED : RT_FMT_PPROF;
+    if (fmt == RT_FMT_PPROF)
+        return rt__ingest_pprof(d, len, want, lim, out, nout, err);
+    if (!want)
+        return rt_error_set(err, RT_ETYPE,
+                            "folded stacks need type=cpu or type=wall (the server never infers "
+                            "the profile type)");
+    *nout = 1;
+    return rt__ingest_folded(d, len, params, want, lim, out, err);
+}
+
+int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params *params,
+                    const struct rt_ingest_limits *lim, struct rt_profile **out, size_t *nout,
+                    struct rt_error *err)
+{
+    struct rt_ingest_limits deflim;
+    struct rt_ingest_params defparams;
+    struct rt_profile *res[2] = {NULL, NULL};
+    size_t nres = 0;
+    enum rt_ptype want = 0;
+    if (!lim) {
+        rt_ingest_limits_default(&deflim);
+        lim = &deflim;
+    }
+    if (!params) {
+        rt_ingest_params_init(&defparams);
+        params = &defparams;
+    }
+    if (params->type && *params->type && !rt_ptype_parse(params->type, &want))
+        return rt_error_set(err, RT_ETYPE, "type=%.40s is neither cpu nor wall", params->type);
+    if (len == 0 || !body)
+        return rt_error_set(err, RT_EMALFORMED, "empty body");
+    if (len > lim->max_compressed)
+        return rt_error_set(err, RT_ETOOBIG,
+                            "body of %zu bytes exceeds the limit of %zu bytes (max_compressed)",
+                            len, lim->max_compressed);
+    int rc;
+    if (rt_ingest_is_gzip(body, len)) {
+        struct rt_buf buf;
+        rt_buf_init(&buf, lim->max_decompressed);
+        rc = rt_ingest_gunzip(body, len, &buf, err);
+        if (rc == 0)
+            rc = parse_body((const uint8_t *)buf.data, buf.len, params, want, lim, res, &nres,
+                            err);
+        rt_buf_cleanup(&buf);
+    } else if (len > lim->max_decompressed) {
+        rc = rt_error_set(err, RT_ETOOBIG,
+                          "body of %zu bytes exceeds the limit of %zu bytes (max_decompressed)",
+                          len, lim->max_decompressed);
+    } else {
+        rc = parse_body(body, len, params, want, lim, res, &nres, err);
+    }
+    for (size_t i = 0; i < nres && rc == 0; i++)
+        if (apply_params(res[i], params))
+            rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+    if (rc) {
+        for (size_t i = 0; i < nres; i++)
+            rt_profile_free(res[i]);
+        return rc;
+    }
+    for (size_t i = 0; i < nres; i++)
+        out[i] = res[i];
+    *nout = nres;
+    return 0;
+}

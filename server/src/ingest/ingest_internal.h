@@ -1,0 +1,198 @@
+/* Declarations shared by the ingest module's files: a protobuf reader, the decoded (zero-copy)
+ * pprof Profile, type resolution, and the pprof and folded builders. Not a public header. */
+#ifndef RT_INGEST_INTERNAL_H
+#define RT_INGEST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/buf.h"
+#include "rt/err.h"
+#include "rt/ingest.h"
+#include "rt/profile.h"
+#include "rt/str.h"
+
+/* ---- Protobuf wire reading (https://protobuf.dev/programming-guides/encoding/) ---- */
+
+enum { RT__PB_VARINT = 0, RT__PB_I64 = 1, RT__PB_LEN = 2, RT__PB_I32 = 5 };
+
+/* A bounded view of protobuf bytes; p advances as fields are read. */
+struct rt__pb {
+    const uint8_t *p;    /* next byte */
+    const uint8_t *end;  /* one past the last byte */
+};
+
+/* Reads a varint into *v. Returns 0, or -1 when truncated or longer than 10 bytes. */
+static inline int rt__pb_varint(struct rt__pb *r, uint64_t *v)
+{
+    const uint8_t *p = r->p;
+    if (p < r->end && *p < 0x80) {
+        *v = *p;
+        r->p = p + 1;
+        return 0;
+    }
+    uint64_t x = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (p >= r->end)
+            return -1;
+        uint8_t b = *p++;
+        if (shift == 63 && b > 1)
+            return -1;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            *v = x;
+            r->p = p;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Reads a field key. Returns 0, or -1 on a bad varint, field number 0 or a group wire type. */
+static inline int rt__pb_key(struct rt__pb *r, uint32_t *field, uint32_t *wire)
+{
+    uint64_t k;
+    if (rt__pb_varint(r, &k) || (k >> 3) == 0 || (k >> 3) > UINT32_MAX)
+        return -1;
+    *field = (uint32_t)(k >> 3);
+    *wire = (uint32_t)(k & 7);
+    return (*wire == 3 || *wire == 4 || *wire > 5) ? -1 : 0;
+}
+
+/* Reads a length-delimited payload into *sub. Returns 0 or -1 when it overruns. */
+static inline int rt__pb_len(struct rt__pb *r, struct rt__pb *sub)
+{
+    uint64_t n;
+    if (rt__pb_varint(r, &n) || n > (uint64_t)(r->end - r->p))
+        return -1;
+    sub->p = r->p;
+    sub->end = r->p + n;
+    r->p += n;
+    return 0;
+}
+
+/* Skips a field's payload of wire type wire. Returns 0 or -1. */
+static inline int rt__pb_skip(struct rt__pb *r, uint32_t wire)
+{
+    uint64_t v;
+    struct rt__pb sub;
+    switch (wire) {
+    case RT__PB_VARINT:
+        return rt__pb_varint(r, &v);
+    case RT__PB_I64:
+        if (r->end - r->p < 8)
+            return -1;
+        r->p += 8;
+        return 0;
+    case RT__PB_I32:
+        if (r->end - r->p < 4)
+            return -1;
+        r->p += 4;
+        return 0;
+    case RT__PB_LEN:
+        return rt__pb_len(r, &sub);
+    default:
+        return -1;
+    }
+}
+
+/* Most sample types a Profile may declare (real producers write 1 to 4). */
+#define RT__PPROF_MAX_SAMPLE_TYPES 64
+
+/* ---- The decoded Profile (profile.proto, RUNTIMES.md §6); strings point into the input ---- */
+
+struct rt__pprof_vt {
+    int64_t type, unit;         /* string indices, validated */
+};
+
+struct rt__pprof_mapping {
+    uint64_t id;
+    int64_t filename;           /* string index */
+    char *unknown_frame;        /* owned "<basename>.[unknown]", made on first use */
+};
+
+struct rt__pprof_function {
+    uint64_t id;
+    int64_t name, system_name;  /* string indices */
+};
+
+struct rt__pprof_location {
+    uint64_t id;
+    uint64_t mapping_id;        /* 0 = none */
+    uint32_t line_off, nlines;  /* into rt__pprof.line_fn */
+};
+
+struct rt__pprof {
+    struct rt_str *strings;     /* string_table; strings[0] is "" */
+    size_t nstrings;
+    struct rt__pprof_vt *sample_types;
+    size_t nsample_types;
+    struct rt__pprof_vt period_type;  /* 0/0 when absent */
+    int64_t period;             /* in period_type units */
+    int64_t time_nanos;         /* 0 = absent */
+    int64_t duration_nanos;     /* 0 = absent */
+    struct rt__pb *samples;     /* raw Sample messages, decoded one at a time */
+    size_t nsamples;
+    size_t max_sample_len;      /* longest Sample message, bounds its repeated fields */
+    struct rt__pprof_mapping *mappings;
+    size_t nmappings;
+    struct rt__pprof_function *functions;
+    size_t nfunctions;
+    struct rt__pprof_location *locations;
+    size_t nlocations;
+    uint64_t *line_fn;          /* Line.function_id of every location's lines, concatenated */
+    size_t nline_fn, cap_line_fn;
+};
+
+/* Decodes a Profile message from data[0..len) (borrowed: the result points into it) and
+ * validates its structure and string indices. Returns 0, RT_EMALFORMED, RT_ETOOBIG (limits
+ * on samples, locations, strings) or RT_ENOMEM. pp is cleaned up on error. */
+int rt__pprof_decode(const uint8_t *data, size_t len, const struct rt_ingest_limits *lim,
+                     struct rt__pprof *pp, struct rt_error *err);
+
+/* Frees what rt__pprof_decode allocated; accepts a zeroed struct. */
+void rt__pprof_cleanup(struct rt__pprof *pp);
+
+/* Reads one Sample: location ids into locs (room for cap, pp->max_sample_len suffices) and
+ * exactly pp->nsample_types values into vals (room for RT__PPROF_MAX_SAMPLE_TYPES).
+ * Returns 0 or RT_EMALFORMED. */
+int rt__pprof_sample(const struct rt__pprof *pp, size_t i, uint64_t *locs, size_t cap,
+                     size_t *nlocs, int64_t *vals, struct rt_error *err);
+
+/* String i of the table (index validated by the decoder). */
+static inline struct rt_str rt__pprof_str(const struct rt__pprof *pp, int64_t i)
+{
+    return pp->strings[i];
+}
+
+/* ---- Type resolution (DESIGN §2) ---- */
+
+/* How to read one profile out of the pprof's sample values. */
+struct rt__pprof_pick {
+    enum rt_ptype type;
+    int value_idx;       /* sample value giving the time, -1: count_idx x period_ns */
+    int64_t scale;       /* ns per unit of that value */
+    int count_idx;       /* samples/count value, -1 = none */
+    int64_t period_ns;   /* sampling period in ns, 0 = unknown */
+};
+
+/* Decides which profiles (1 or 2) the pprof holds from its declared sample and period types
+ * and the upload's type= (want: 0 = absent). Returns 0, RT_EMALFORMED (no sample type) or
+ * RT_ETYPE (not cpu or wall, contradiction, values unknown), with a message naming types. */
+int rt__pprof_resolve(const struct rt__pprof *pp, enum rt_ptype want,
+                      struct rt__pprof_pick picks[2], size_t *npicks, struct rt_error *err);
+
+/* ---- Builders ---- */
+
+/* Builds profiles from a pprof body (raw protobuf, already gunzipped). */
+int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want,
+                     const struct rt_ingest_limits *lim, struct rt_profile **out, size_t *nout,
+                     struct rt_error *err);
+
+/* Builds one profile from folded stacks (UTF-8, or UTF-16 with a BOM). */
+int rt__ingest_folded(const uint8_t *data, size_t len, const struct rt_ingest_params *params,
+                      enum rt_ptype type, const struct rt_ingest_limits *lim,
+                      struct rt_profile **out, struct rt_error *err);
+
+#endif

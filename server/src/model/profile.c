@@ -1,0 +1,188 @@
+/* The profile model: metadata plus samples aggregated by stack. Identical stacks merge through
+ * an open-addressing table over the concatenated frame ids; deep stacks are truncated at the
+ * root side (DESIGN §4). This is the hot path of ingest. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/err.h"
+#include "rt/profile.h"
+
+struct rt_profile *rt_profile_new(enum rt_ptype t)
+{
+    struct rt_profile *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->type = t;
+    p->duration_ns = -1;
+    p->thread_cpu_ns = -1;
+    p->process_cpu_ns = -1;
+    rt_intern_init(&p->frames);
+    return p;
+}
+
+void rt_profile_free(struct rt_profile *p)
+{
+    if (!p)
+        return;
+    free(p->service);
+    free(p->instance);
+    free(p->runtime);
+    free(p->runtime_version);
+    free(p->sdk_version);
+    free(p->version);
+    free(p->profile_id);
+    rt_intern_cleanup(&p->frames);
+    free(p->frame_ids);
+    free(p->stacks);
+    free(p->stack_slots);
+    free(p);
+}
+
+int rt_profile_set_str(char **field, const char *s)
+{
+    char *copy = NULL;
+    if (s) {
+        copy = rt_str_dup(rt_str_from(s));
+        if (!copy)
+            return RT_ENOMEM;
+    }
+    free(*field);
+    *field = copy;
+    return 0;
+}
+
+static uint64_t hash_ids(const uint32_t *ids, size_t n)
+{
+    return rt_hash(ids, n * sizeof(*ids));
+}
+
+/* Slot of the stack equal to ids[0..n), or the empty slot where it belongs. */
+static uint32_t *find_slot(const struct rt_profile *p, const uint32_t *ids, size_t n, uint64_t h)
+{
+    size_t mask = p->nstack_slots - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        uint32_t v = p->stack_slots[i];
+        if (v == 0)
+            return &p->stack_slots[i];
+        const struct rt_profile_stack *s = &p->stacks[v - 1];
+        if (s->depth == n && memcmp(p->frame_ids + s->off, ids, n * sizeof(*ids)) == 0)
+            return &p->stack_slots[i];
+    }
+}
+
+static int grow_slots(struct rt_profile *p)
+{
+    size_t n = p->nstack_slots ? p->nstack_slots * 2 : 256;
+    if (n > SIZE_MAX / sizeof(*p->stack_slots))
+        return RT_ENOMEM;
+    uint32_t *slots = calloc(n, sizeof(*slots));
+    if (!slots)
+        return RT_ENOMEM;
+    free(p->stack_slots);
+    p->stack_slots = slots;
+    p->nstack_slots = n;
+    for (size_t k = 0; k < p->nstacks; k++) {
+        const struct rt_profile_stack *s = &p->stacks[k];
+        const uint32_t *ids = p->frame_ids + s->off;
+        *find_slot(p, ids, s->depth, hash_ids(ids, s->depth)) = (uint32_t)(k + 1);
+    }
+    return 0;
+}
+
+/* Grows *arr (of elements of size elem, capacity *cap) to hold need elements. */
+static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) {
+        if (c > SIZE_MAX / 2)
+            return RT_ENOMEM;
+        c *= 2;
+    }
+    size_t bytes;
+    if (__builtin_mul_overflow(c, elem, &bytes))
+        return RT_ENOMEM;
+    void *q = realloc(*arr, bytes);
+    if (!q)
+        return RT_ENOMEM;
+    *arr = q;
+    *cap = c;
+    return 0;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* Adds a stack of n <= RT_MAX_STACK_DEPTH frame ids, merging with an identical one. */
+static int add_ids(struct rt_profile *p, const uint32_t *ids, size_t n, double samples,
+                   int64_t value_ns)
+{
+    if ((p->nstacks + 1) * 2 > p->nstack_slots && grow_slots(p))
+        return RT_ENOMEM;
+    uint64_t h = hash_ids(ids, n);
+    uint32_t *slot = find_slot(p, ids, n, h);
+    if (!*slot) {
+        if (p->nstacks >= UINT32_MAX - 1 || p->nframe_ids + n > UINT32_MAX)
+            return RT_ENOMEM;
+        if (grow_array((void **)&p->frame_ids, &p->cap_frame_ids, p->nframe_ids + n,
+                       sizeof(*p->frame_ids)) ||
+            grow_array((void **)&p->stacks, &p->cap_stacks, p->nstacks + 1, sizeof(*p->stacks)))
+            return RT_ENOMEM;
+        memcpy(p->frame_ids + p->nframe_ids, ids, n * sizeof(*ids));
+        p->stacks[p->nstacks] = (struct rt_profile_stack){
+            .off = (uint32_t)p->nframe_ids, .depth = (uint32_t)n, .samples = 0, .value_ns = 0};
+        p->nframe_ids += n;
+        *slot = (uint32_t)++p->nstacks;
+    }
+    struct rt_profile_stack *s = &p->stacks[*slot - 1];
+    s->samples += samples;
+    s->value_ns = sat_add(s->value_ns, value_ns);
+    p->samples += samples;
+    p->value_ns = sat_add(p->value_ns, value_ns);
+    return 0;
+}
+
+int rt_profile_add_stack_ids(struct rt_profile *p, const uint32_t *ids, size_t depth,
+                             double samples, int64_t value_ns)
+{
+    if (depth == 0)
+        return RT_EINVAL;
+    if (depth <= RT_MAX_STACK_DEPTH)
+        return add_ids(p, ids, depth, samples, value_ns);
+    uint32_t cut[RT_MAX_STACK_DEPTH];
+    if (rt_intern_get(&p->frames, RT_STR_LIT(RT_TRUNCATED_FRAME), &cut[0]))
+        return RT_ENOMEM;
+    memcpy(cut + 1, ids + depth - (RT_MAX_STACK_DEPTH - 1),
+           (RT_MAX_STACK_DEPTH - 1) * sizeof(*ids));
+    int rc = add_ids(p, cut, RT_MAX_STACK_DEPTH, samples, value_ns);
+    if (rc == 0)
+        p->truncated_stacks++;
+    return rc;
+}
+
+int rt_profile_add_stack(struct rt_profile *p, const struct rt_str *frames, size_t depth,
+                         double samples, int64_t value_ns)
+{
+    if (depth == 0)
+        return RT_EINVAL;
+    uint32_t ids[RT_MAX_STACK_DEPTH];
+    size_t n = 0, first = 0;
+    if (depth > RT_MAX_STACK_DEPTH) {
+        if (rt_intern_get(&p->frames, RT_STR_LIT(RT_TRUNCATED_FRAME), &ids[n++]))
+            return RT_ENOMEM;
+        first = depth - (RT_MAX_STACK_DEPTH - 1);
+    }
+    for (size_t i = first; i < depth; i++)
+        if (rt_intern_get(&p->frames, frames[i], &ids[n++]))
+            return RT_ENOMEM;
+    int rc = add_ids(p, ids, n, samples, value_ns);
+    if (rc == 0 && first)
+        p->truncated_stacks++;
+    return rc;
+}

@@ -1,0 +1,85 @@
+/* An open-addressing hash map from 64-bit keys to 32-bit values, for the query hot path
+ * (stack ids, frame ids, (window, instance, function) triples). */
+#include <stdlib.h>
+
+#include "query_internal.h"
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+    uint64_t h = key * 0x9E3779B97F4A7C15ULL; /* Fibonacci hashing */
+    h ^= h >> 29;
+    return (size_t)h & (cap - 1);
+}
+
+void rt__query_map_init(struct rt__query_map *m)
+{
+    m->keys = NULL;
+    m->vals = NULL;
+    m->cap = 0;
+    m->n = 0;
+}
+
+void rt__query_map_cleanup(struct rt__query_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    rt__query_map_init(m);
+}
+
+bool rt__query_map_find(const struct rt__query_map *m, uint64_t key, uint32_t *val)
+{
+    if (!m->cap)
+        return false;
+    for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->vals[i])
+            return false;
+        if (m->keys[i] == key) {
+            *val = m->vals[i] - 1;
+            return true;
+        }
+    }
+}
+
+static void insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key, uint32_t v1)
+{
+    size_t i = slot_of(key, cap);
+    while (vals[i])
+        i = (i + 1) & (cap - 1);
+    keys[i] = key;
+    vals[i] = v1;
+}
+
+static int grow(struct rt__query_map *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 256;
+    if (cap > SIZE_MAX / sizeof(uint64_t))
+        return RT_ENOMEM;
+    uint64_t *keys = malloc(cap * sizeof(*keys));
+    uint32_t *vals = calloc(cap, sizeof(*vals));
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return RT_ENOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->vals[i])
+            insert(keys, vals, cap, m->keys[i], m->vals[i]);
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = cap;
+    return 0;
+}
+
+int rt__query_map_put(struct rt__query_map *m, uint64_t key, uint32_t val)
+{
+    if ((m->n + 1) * 2 > m->cap) { /* load factor at most 1/2 */
+        int rc = grow(m);
+        if (rc)
+            return rc;
+    }
+    insert(m->keys, m->vals, m->cap, key, val + 1);
+    m->n++;
+    return 0;
+}

@@ -1,0 +1,274 @@
+/* Internal interface of the query engine: the aggregation context that the profile, diff
+ * and merge answers share, the pure capacity (DESIGN §7) and significance (DESIGN §6)
+ * functions, and a small integer hash map. Nothing outside server/src/query includes it. */
+#ifndef RT_QUERY_INTERNAL_H
+#define RT_QUERY_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/err.h"
+#include "rt/intern.h"
+#include "rt/profile.h"
+#include "rt/query.h"
+#include "rt/store.h"
+
+/* Most flame graph nodes an answer carries (root excluded); the rest is pruned, smallest
+ * totals first, and the root says "truncated": true (docs/internals/query.md). */
+#define RT__QUERY_MAX_FLAME_NODES 50000
+
+/* Relative difference between sampled and OS-accounted CPU that sets a warning (DESIGN §2). */
+#define RT__QUERY_AGREEMENT_TOLERANCE 0.10
+
+/* Family-wise significance level and the smallest |delta_pp| that can be significant (§6). */
+#define RT__QUERY_ALPHA 0.05
+#define RT__QUERY_MIN_DELTA_PP 0.1
+
+/* Coverage under which an answer warns (DESIGN §6). */
+#define RT__QUERY_LOW_COVERAGE 0.5
+
+#define RT__QUERY_REASON_WALL                                                                  \
+    "wall-clock profiles include time blocked on I/O and locks; CPU cannot be derived from them"
+#define RT__QUERY_REASON_NO_PROFILES "no profiles in window"
+#define RT__QUERY_REASON_NO_DURATION "profile duration unknown"
+#define RT__QUERY_REASON_EMPTY_WINDOW "window is empty"
+#define RT__QUERY_CAPACITY_NOTE                                                                \
+    "capacity estimate assuming the window's average rate holds for a month; not a bill"
+#define RT__QUERY_UNPROFILED_NOTE                                                              \
+    "instances alive in the window without profiles are not included in cpu_s"
+
+/* ---- map.c: open-addressing map from a 64-bit key to a 32-bit value ---- */
+
+struct rt__query_map {
+    uint64_t *keys;  /* slot keys */
+    uint32_t *vals;  /* slot values + 1; 0 = empty slot */
+    size_t cap;      /* slots, a power of two (0 before the first put) */
+    size_t n;        /* occupied slots */
+};
+
+void rt__query_map_init(struct rt__query_map *m);
+void rt__query_map_cleanup(struct rt__query_map *m);
+/* Sets *val and returns true when key is present. */
+bool rt__query_map_find(const struct rt__query_map *m, uint64_t key, uint32_t *val);
+/* Inserts key (which must be absent) with val < UINT32_MAX. Returns 0 or RT_ENOMEM. */
+int rt__query_map_put(struct rt__query_map *m, uint64_t key, uint32_t val);
+
+/* ---- window.c: aggregation of store scans ---- */
+
+/* Where stacks and frame names come from: the store, or a test's own tables. */
+struct rt__query_src {
+    int (*stack)(void *ud, uint32_t stack_id, const uint32_t **frames, size_t *depth);
+    const char *(*frame_name)(void *ud, uint32_t frame_id);
+    void *ud;
+};
+
+/* A source reading from store s. */
+struct rt__query_src rt__query_src_store(struct rt_store *s);
+
+/* One function (a frame name, DESIGN §3) seen in the query; index [k] is window k. */
+struct rt__query_fn {
+    uint32_t frame_id;     /* the store's frame id */
+    const char *name;      /* resolved by rt__query_finish */
+    double self_s[2];      /* weighted samples with this function as the leaf */
+    double self_v[2];      /* weighted value (ns) with this function as the leaf */
+    double total_s[2];     /* weighted samples of stacks containing it (once per stack) */
+    double total_v[2];     /* weighted value (ns) of stacks containing it */
+    double s2[2];          /* sum over profiles of x_i^2 / n_i (self counts), for chi^2 */
+    double cap_v[2];       /* sum over instances of A_i/P_i * self value (ns), DESIGN §7 */
+    uint32_t stamp;        /* scratch: last profile or stack that touched it */
+    double acc_s, acc_v;   /* scratch: the current profile's self samples and value */
+};
+
+/* One distinct stack seen in the query. */
+struct rt__query_stack {
+    uint32_t off;          /* first function index in rt__query_ctx.fpool (root first) */
+    uint32_t depth;        /* frames */
+    double samples[2];     /* weighted samples per window */
+    double value[2];       /* weighted value (ns) per window */
+};
+
+/* One profile of a window, as capacity needs it (DESIGN §7). */
+struct rt__query_prof {
+    uint32_t inst;         /* instance index */
+    int64_t start_ns;      /* profile start, Unix ns */
+    int64_t duration_ns;   /* -1 unknown, 0 zero */
+    double value_ns;       /* its value weighted by its overlap with the window */
+};
+
+/* One instance's poll evidence inside a window (rt_store_scan_liveness). */
+struct rt__query_live {
+    uint32_t inst;         /* instance index */
+    int64_t first_ns, last_ns; /* earliest and latest poll inside the window */
+};
+
+/* Input of the capacity estimate: one window, its profiles and its poll evidence. */
+struct rt__query_cap_in {
+    int64_t from_ns, to_ns;              /* the window W, half-open */
+    uint32_t ninst;                      /* instance indexes are < ninst */
+    const struct rt__query_prof *profs;  /* profiles overlapping W (weights already applied) */
+    size_t nprofs;
+    const struct rt__query_live *live;   /* polls inside W (an instance's entries combine) */
+    size_t nlive;
+};
+
+/* The capacity estimate of one window and the inputs it shows (DESIGN §7, §11). */
+struct rt__query_cap {
+    bool available;          /* false: vcpu_hours_per_month is absent, reason says why */
+    const char *reason;      /* static string, NULL when available */
+    double vcpu_hours_per_month;
+    double cpu_s;            /* sum of weighted CPU seconds */
+    double window_s;         /* |W| */
+    double profiled_s;       /* sum of P_i */
+    double alive_s;          /* sum of A_i */
+    double coverage;         /* profiled_s / alive_s; NaN when alive_s is 0 */
+    uint32_t instances_alive, instances_profiled, instances_unprofiled;
+};
+
+/* One window of a query and everything aggregated over it. */
+struct rt__query_win {
+    int64_t from_ns, to_ns;        /* [from, to) */
+    uint32_t profiles;             /* profiles with a positive weight */
+    uint32_t profiles_sampled;     /* of those, with a positive weighted sample count */
+    double samples;                /* weighted samples */
+    double value_ns;               /* weighted value */
+    bool all_counts;               /* every profile has real sample counts */
+    uint64_t truncated_stacks;     /* sum over profiles */
+    struct rt__query_prof *profs;  /* capacity input */
+    size_t nprofs, cap_profs;
+    struct rt__query_live *live;   /* poll evidence */
+    size_t nlive, cap_live;
+    double agree_sampled_ns;       /* weighted value of profiles carrying thread_cpu_ns */
+    double agree_os_ns;            /* their weighted thread_cpu_ns */
+    uint32_t agree_profiles;       /* how many profiles carried it */
+    double *factor;                /* per instance A_i / P_i (0 if unprofiled) after finish */
+    struct rt__query_cap cap;      /* after finish */
+};
+
+/* One instance's self value of one function in one window (for per-function capacity). */
+struct rt__query_instfn {
+    uint32_t inst, fn, win;
+    double value_ns;
+};
+
+/* The aggregation context of one query (one or two windows). */
+struct rt__query_ctx {
+    struct rt__query_src src;
+    enum rt_ptype type;
+    int nwin;                        /* 1 (profile) or 2 (diff: 0 = baseline, 1 = current) */
+    struct rt__query_win win[2];
+    struct rt__query_fn *fns;        /* distinct functions */
+    uint32_t nfns, cap_fns;
+    struct rt__query_map fn_map;     /* frame id -> function index */
+    struct rt__query_stack *stacks;  /* distinct stacks */
+    uint32_t nstacks, cap_stacks;
+    struct rt__query_map stack_map;  /* store stack id -> stack index */
+    uint32_t *fpool;                 /* stacks' function indexes, root first */
+    size_t nfpool, cap_fpool;
+    struct rt_intern insts;          /* instance names -> instance index */
+    struct rt__query_instfn *instfn; /* per (window, instance, function) self values */
+    uint32_t ninstfn, cap_instfn;
+    struct rt__query_map instfn_map; /* (window, instance, function) -> instfn index */
+    uint32_t *touched;               /* scratch: functions touched by the current profile */
+    uint32_t cap_touched;
+    uint32_t seq;                    /* scratch stamp counter */
+    bool finished;
+};
+
+/* Weight of a profile in [from, to): overlap / duration; a profile without a positive
+ * duration weighs 1 when its start is inside (DESIGN §6). */
+double rt__query_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns, int64_t to_ns);
+
+void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum rt_ptype type,
+                        int nwin);
+void rt__query_ctx_cleanup(struct rt__query_ctx *c);
+/* Sets window k to [from_ns, to_ns). */
+void rt__query_ctx_window(struct rt__query_ctx *c, int k, int64_t from_ns, int64_t to_ns);
+/* Adds one profile to window k (weighting it). Returns 0, RT_ENOMEM or RT_EIO (unknown stack). */
+int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profile_meta *m,
+                          const struct rt_store_row *rows, size_t nrows);
+/* Adds an instance's poll evidence [first_ns, last_ns] in window k. Returns 0 or RT_ENOMEM. */
+int rt__query_add_liveness(struct rt__query_ctx *c, int k, const char *instance,
+                           int64_t first_ns, int64_t last_ns);
+/* Expands stacks to functions, resolves names, computes capacity. Returns 0 or RT_ENOMEM. */
+int rt__query_finish(struct rt__query_ctx *c);
+/* Scans the store into window k: profiles of f, then the polls of f->service (only of
+ * instances with a profile in the window when f->version is set). */
+int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
+                   const struct rt_store_filter *f, struct rt_error *err);
+
+/* ---- capacity.c (pure, DESIGN §7) ---- */
+
+/* Computes the capacity estimate of one window. factor (ninst entries, may be NULL) receives
+ * A_i / P_i per instance (0 for unprofiled ones). cpu_i is each profile's value_ns. Always
+ * fills the inputs; out->available is false (with a reason) when there are no profiles, the
+ * window is empty, or a profile has no positive duration. Returns 0 or RT_ENOMEM. */
+int rt__query_capacity(const struct rt__query_cap_in *in, double *factor,
+                       struct rt__query_cap *out);
+
+/* vCPU-hours per month of cpu_ns weighted CPU nanoseconds (already multiplied by A_i/P_i)
+ * over a window of window_s seconds: 730 * cpu_s / window_s (DESIGN §7). */
+double rt__query_vcpu_hours(double weighted_cpu_ns, double window_s);
+
+/* The capacity inputs object of DESIGN §11 (never NULL unless ENOMEM). */
+json_t *rt__query_cap_inputs_json(const struct rt__query_cap *cap);
+
+/* ---- diff.c: significance (DESIGN §6) ---- */
+
+/* Pearson chi^2 of one window's per-profile counts of a function around the window's share
+ * p = x / n, from s2 = sum of x_i^2 / n_i: (s2 - x p) / (p (1 - p)); 0 when p is 0 or 1. */
+double rt__query_chi2(double s2, double x, double n);
+/* Overdispersion: max(1, chi2 / (profiles - 2)); 1 with fewer than 3 profiles. */
+double rt__query_phi(double chi2, uint32_t profiles);
+/* z of the two-proportion test with overdispersion phi. Returns false (z undefined) when a
+ * window has no samples or the pooled share is 0 or 1. */
+bool rt__query_z(double x_b, double n_b, double x_c, double n_c, double phi, double *z);
+/* Two-sided normal p-value of z: erfc(|z| / sqrt 2). */
+double rt__query_pvalue(double z);
+
+/* One function of a diff, ranked. */
+struct rt__query_diff_row {
+    uint32_t fn;           /* function index */
+    double base_share, cur_share, delta_pp; /* percent, percent, percentage points */
+    double base_total_share, cur_total_share;
+    bool has_z;            /* z defined */
+    double z;
+    int significant;       /* 1, 0, or -1 = unknown (null) */
+    bool is_new;           /* absent from every baseline stack */
+};
+
+/* Ranks the functions of a finished two-window context (delta_pp descending, ties by name)
+ * and tests each. *rows is malloc'd (caller frees), *n set. baseline_missing forces
+ * significant = 0; counts_missing forces -1. Returns 0 or RT_ENOMEM. */
+int rt__query_diff_rows(const struct rt__query_ctx *c, bool baseline_missing,
+                        bool counts_missing, struct rt__query_diff_row **rows, size_t *n);
+
+/* ---- flame.c ---- */
+
+/* Flame graph of window 0 (diff = false) or the differential one of windows 0 and 1.
+ * Returns a new JSON object (root node) or NULL on ENOMEM. */
+json_t *rt__query_flame_json(const struct rt__query_ctx *c, bool diff, size_t max_nodes);
+
+/* ---- quality.c ---- */
+
+/* Data quality of window k (DESIGN §6). */
+json_t *rt__query_quality_json(const struct rt__query_ctx *c, int k);
+/* cpu_agreement of window k (DESIGN §2), or json null. */
+json_t *rt__query_agreement_json(const struct rt__query_ctx *c, int k);
+
+/* ---- answer.c ---- */
+
+/* Rounds weighted nanoseconds to an integer for output. */
+json_t *rt__query_ns_json(double ns);
+/* RFC 3339 UTC string of a time. */
+json_t *rt__query_time_json(int64_t ns);
+/* The profile answer of a finished one-window context. */
+json_t *rt__query_profile_json(const struct rt__query_ctx *c, const char *service,
+                               size_t limit);
+/* The diff answer of a finished two-window context; takes a reference to neither
+ * issue nor deploys (borrowed; copied in with json_incref). */
+json_t *rt__query_diff_json(const struct rt__query_ctx *c, const char *service, size_t limit,
+                            json_t *issue, json_t *deploys);
+
+#endif

@@ -1,0 +1,425 @@
+/* Window aggregation (DESIGN §6): each profile weighted by its overlap with the window, its
+ * rows summed per distinct stack, then the stacks expanded to functions once (self by the
+ * leaf frame, total once per stack). Functions are keyed by frame id; names come last. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_internal.h"
+
+double rt__query_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns, int64_t to_ns)
+{
+    if (duration_ns <= 0)
+        return start_ns >= from_ns && start_ns < to_ns ? 1.0 : 0.0;
+    int64_t end = start_ns > INT64_MAX - duration_ns ? INT64_MAX : start_ns + duration_ns;
+    int64_t lo = start_ns > from_ns ? start_ns : from_ns;
+    int64_t hi = end < to_ns ? end : to_ns;
+    if (hi <= lo)
+        return 0.0;
+    if (lo == start_ns && hi == end)
+        return 1.0;
+    return (double)(hi - lo) / (double)duration_ns;
+}
+
+static int store_stack(void *ud, uint32_t id, const uint32_t **frames, size_t *depth)
+{
+    return rt_store_stack(ud, id, frames, depth);
+}
+
+static const char *store_frame_name(void *ud, uint32_t id)
+{
+    return rt_store_frame_name(ud, id);
+}
+
+struct rt__query_src rt__query_src_store(struct rt_store *s)
+{
+    struct rt__query_src src = {store_stack, store_frame_name, s};
+    return src;
+}
+
+void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum rt_ptype type,
+                        int nwin)
+{
+    memset(c, 0, sizeof(*c));
+    c->src = src;
+    c->type = type;
+    c->nwin = nwin < 1 ? 1 : nwin > 2 ? 2 : nwin;
+    for (int k = 0; k < 2; k++)
+        c->win[k].all_counts = true;
+    rt__query_map_init(&c->fn_map);
+    rt__query_map_init(&c->stack_map);
+    rt__query_map_init(&c->instfn_map);
+    rt_intern_init(&c->insts);
+}
+
+void rt__query_ctx_cleanup(struct rt__query_ctx *c)
+{
+    for (int k = 0; k < 2; k++) {
+        free(c->win[k].profs);
+        free(c->win[k].live);
+        free(c->win[k].factor);
+    }
+    free(c->fns);
+    free(c->stacks);
+    free(c->fpool);
+    free(c->instfn);
+    free(c->touched);
+    rt__query_map_cleanup(&c->fn_map);
+    rt__query_map_cleanup(&c->stack_map);
+    rt__query_map_cleanup(&c->instfn_map);
+    rt_intern_cleanup(&c->insts);
+    memset(c, 0, sizeof(*c));
+}
+
+void rt__query_ctx_window(struct rt__query_ctx *c, int k, int64_t from_ns, int64_t to_ns)
+{
+    c->win[k].from_ns = from_ns;
+    c->win[k].to_ns = to_ns;
+}
+
+/* Makes room for need elements of size elem in *p (capacity *cap). 0 or RT_ENOMEM. */
+static int reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return RT_ENOMEM;
+        n *= 2;
+    }
+    size_t bytes;
+    if (__builtin_mul_overflow(n, elem, &bytes))
+        return RT_ENOMEM;
+    void *q = realloc(*p, bytes);
+    if (!q)
+        return RT_ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* Same for a uint32_t capacity (arrays indexed by uint32_t). */
+static int reserve32(void **p, uint32_t *cap, size_t need, size_t elem)
+{
+    if (need >= UINT32_MAX)
+        return RT_ENOMEM;
+    size_t c = *cap;
+    int rc = reserve(p, &c, need, elem);
+    if (!rc)
+        *cap = c > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)c;
+    return rc;
+}
+
+static int fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out)
+{
+    if (rt__query_map_find(&c->fn_map, frame_id, out))
+        return 0;
+    int rc = reserve32((void **)&c->fns, &c->cap_fns, (size_t)c->nfns + 1, sizeof(*c->fns));
+    if (!rc)
+        rc = rt__query_map_put(&c->fn_map, frame_id, c->nfns);
+    if (rc)
+        return rc;
+    memset(&c->fns[c->nfns], 0, sizeof(c->fns[0]));
+    c->fns[c->nfns].frame_id = frame_id;
+    *out = c->nfns++;
+    return 0;
+}
+
+static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out)
+{
+    if (rt__query_map_find(&c->stack_map, stack_id, out))
+        return 0;
+    const uint32_t *frames = NULL;
+    size_t depth = 0;
+    if (c->src.stack(c->src.ud, stack_id, &frames, &depth) != 0 || depth == 0 ||
+        depth > UINT32_MAX)
+        return RT_EIO;
+    int rc = reserve((void **)&c->fpool, &c->cap_fpool, c->nfpool + depth, sizeof(*c->fpool));
+    if (!rc && c->nfpool + depth > UINT32_MAX)
+        rc = RT_ENOMEM;
+    if (!rc)
+        rc = reserve32((void **)&c->stacks, &c->cap_stacks, (size_t)c->nstacks + 1,
+                       sizeof(*c->stacks));
+    for (size_t j = 0; !rc && j < depth; j++)
+        rc = fn_index(c, frames[j], &c->fpool[c->nfpool + j]);
+    if (!rc)
+        rc = rt__query_map_put(&c->stack_map, stack_id, c->nstacks);
+    if (rc)
+        return rc;
+    struct rt__query_stack *st = &c->stacks[c->nstacks];
+    memset(st, 0, sizeof(*st));
+    st->off = (uint32_t)c->nfpool;
+    st->depth = (uint32_t)depth;
+    c->nfpool += depth;
+    *out = c->nstacks++;
+    return 0;
+}
+
+/* A fresh stamp; on wrap-around every function's stamp is reset. */
+static uint32_t next_stamp(struct rt__query_ctx *c)
+{
+    if (++c->seq == 0) {
+        for (uint32_t i = 0; i < c->nfns; i++)
+            c->fns[i].stamp = 0;
+        c->seq = 1;
+    }
+    return c->seq;
+}
+
+/* Adds a profile's self samples and value of function fn to its scratch accumulators. */
+static int touch(struct rt__query_ctx *c, uint32_t fn, uint32_t *ntouched, double s, double v)
+{
+    struct rt__query_fn *f = &c->fns[fn];
+    if (f->stamp != c->seq) {
+        int rc = reserve32((void **)&c->touched, &c->cap_touched, (size_t)*ntouched + 1,
+                           sizeof(*c->touched));
+        if (rc)
+            return rc;
+        c->touched[(*ntouched)++] = fn;
+        f->stamp = c->seq;
+        f->acc_s = 0;
+        f->acc_v = 0;
+    }
+    f->acc_s += s;
+    f->acc_v += v;
+    return 0;
+}
+
+static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v)
+{
+    uint64_t key = ((uint64_t)k << 63) | ((uint64_t)inst << 32) | fn;
+    uint32_t i;
+    if (!rt__query_map_find(&c->instfn_map, key, &i)) {
+        int rc = reserve32((void **)&c->instfn, &c->cap_instfn, (size_t)c->ninstfn + 1,
+                           sizeof(*c->instfn));
+        if (!rc)
+            rc = rt__query_map_put(&c->instfn_map, key, c->ninstfn);
+        if (rc)
+            return rc;
+        i = c->ninstfn++;
+        c->instfn[i] = (struct rt__query_instfn){inst, fn, (uint32_t)k, 0};
+    }
+    c->instfn[i].value_ns += v;
+    return 0;
+}
+
+/* Folds the current profile's per-function accumulators into window k. */
+static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t ntouched,
+                         double n_i)
+{
+    for (uint32_t t = 0; t < ntouched; t++) {
+        struct rt__query_fn *f = &c->fns[c->touched[t]];
+        if (n_i > 0)
+            f->s2[k] += f->acc_s * f->acc_s / n_i;
+        if (c->type == RT_PTYPE_CPU && f->acc_v != 0) {
+            int rc = add_instfn(c, k, inst, c->touched[t], f->acc_v);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static void add_meta(struct rt__query_win *w, const struct rt_profile_meta *m, double weight,
+                     double n_i, double v_i)
+{
+    w->profiles++;
+    if (n_i > 0)
+        w->profiles_sampled++;
+    w->samples += n_i;
+    w->value_ns += v_i;
+    w->all_counts = w->all_counts && m->has_counts;
+    w->truncated_stacks += m->truncated_stacks;
+    if (m->thread_cpu_ns >= 0) {
+        w->agree_sampled_ns += v_i;
+        w->agree_os_ns += weight * (double)m->thread_cpu_ns;
+        w->agree_profiles++;
+    }
+}
+
+int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profile_meta *m,
+                          const struct rt_store_row *rows, size_t nrows)
+{
+    struct rt__query_win *w = &c->win[k];
+    double weight = rt__query_weight(m->time_ns, m->duration_ns, w->from_ns, w->to_ns);
+    if (!(weight > 0))
+        return 0;
+    uint32_t inst;
+    int rc = rt_intern_get(&c->insts, rt_str_from(m->instance ? m->instance : ""), &inst);
+    if (!rc)
+        rc = reserve((void **)&w->profs, &w->cap_profs, w->nprofs + 1, sizeof(*w->profs));
+    if (rc)
+        return rc;
+    next_stamp(c);
+    uint32_t ntouched = 0;
+    double n_i = 0, v_i = 0;
+    for (size_t r = 0; r < nrows; r++) {
+        if (rows[r].samples == 0 && rows[r].value_ns == 0)
+            continue;
+        uint32_t si;
+        rc = stack_index(c, rows[r].stack_id, &si);
+        if (rc)
+            return rc;
+        struct rt__query_stack *st = &c->stacks[si];
+        double s = rows[r].samples * weight, v = (double)rows[r].value_ns * weight;
+        st->samples[k] += s;
+        st->value[k] += v;
+        n_i += s;
+        v_i += v;
+        rc = touch(c, c->fpool[st->off + st->depth - 1], &ntouched, s, v);
+        if (rc)
+            return rc;
+    }
+    rc = flush_touched(c, k, inst, ntouched, n_i);
+    if (rc)
+        return rc;
+    add_meta(w, m, weight, n_i, v_i);
+    w->profs[w->nprofs++] = (struct rt__query_prof){inst, m->time_ns, m->duration_ns, v_i};
+    return 0;
+}
+
+int rt__query_add_liveness(struct rt__query_ctx *c, int k, const char *instance,
+                           int64_t first_ns, int64_t last_ns)
+{
+    struct rt__query_win *w = &c->win[k];
+    if (first_ns < w->from_ns)
+        first_ns = w->from_ns;
+    if (last_ns > w->to_ns)
+        last_ns = w->to_ns;
+    if (last_ns < first_ns)
+        return 0;
+    uint32_t inst;
+    int rc = rt_intern_get(&c->insts, rt_str_from(instance ? instance : ""), &inst);
+    if (!rc)
+        rc = reserve((void **)&w->live, &w->cap_live, w->nlive + 1, sizeof(*w->live));
+    if (rc)
+        return rc;
+    w->live[w->nlive++] = (struct rt__query_live){inst, first_ns, last_ns};
+    return 0;
+}
+
+/* Self and total of every function, each stack expanded once (recursion counted once). */
+static void expand_stacks(struct rt__query_ctx *c)
+{
+    for (uint32_t s = 0; s < c->nstacks; s++) {
+        const struct rt__query_stack *st = &c->stacks[s];
+        uint32_t stamp = next_stamp(c);
+        const uint32_t *fp = c->fpool + st->off;
+        for (uint32_t j = 0; j < st->depth; j++) {
+            struct rt__query_fn *f = &c->fns[fp[j]];
+            if (f->stamp == stamp)
+                continue;
+            f->stamp = stamp;
+            for (int k = 0; k < c->nwin; k++) {
+                f->total_s[k] += st->samples[k];
+                f->total_v[k] += st->value[k];
+            }
+        }
+        struct rt__query_fn *leaf = &c->fns[fp[st->depth - 1]];
+        for (int k = 0; k < c->nwin; k++) {
+            leaf->self_s[k] += st->samples[k];
+            leaf->self_v[k] += st->value[k];
+        }
+    }
+}
+
+static int window_capacity(struct rt__query_ctx *c, int k)
+{
+    struct rt__query_win *w = &c->win[k];
+    uint32_t ninst = c->insts.count;
+    w->factor = calloc(ninst ? ninst : 1, sizeof(*w->factor));
+    if (!w->factor)
+        return RT_ENOMEM;
+    struct rt__query_cap_in in = {w->from_ns, w->to_ns, ninst, w->profs,
+                                  w->nprofs, w->live, w->nlive};
+    return rt__query_capacity(&in, w->factor, &w->cap);
+}
+
+int rt__query_finish(struct rt__query_ctx *c)
+{
+    if (c->finished)
+        return 0;
+    for (uint32_t i = 0; i < c->nfns; i++) {
+        const char *name = c->src.frame_name(c->src.ud, c->fns[i].frame_id);
+        c->fns[i].name = name ? name : "[unknown]";
+    }
+    expand_stacks(c);
+    for (int k = 0; k < c->nwin; k++) {
+        int rc = window_capacity(c, k);
+        if (rc)
+            return rc;
+    }
+    for (uint32_t i = 0; i < c->ninstfn; i++) {
+        const struct rt__query_instfn *e = &c->instfn[i];
+        c->fns[e->fn].cap_v[e->win] += c->win[e->win].factor[e->inst] * e->value_ns;
+    }
+    c->finished = true;
+    return 0;
+}
+
+/* Scan state passed through the store's callbacks. */
+struct scan_ud {
+    struct rt__query_ctx *c;
+    int k;
+    const struct rt_store_filter *f;
+    const uint8_t *profiled; /* per instance: has a profile in the window (version filter) */
+};
+
+static int scan_profile_cb(void *ud, const struct rt_profile_meta *m,
+                           const struct rt_store_row *rows, size_t nrows)
+{
+    struct scan_ud *u = ud;
+    return rt__query_add_profile(u->c, u->k, m, rows, nrows);
+}
+
+static int scan_liveness_cb(void *ud, const struct rt_liveness *l)
+{
+    struct scan_ud *u = ud;
+    const char *name = l->instance ? l->instance : "";
+    if (u->f->instance && strcmp(u->f->instance, name) != 0)
+        return 0;
+    if (u->profiled) {
+        int64_t inst = rt_intern_find(&u->c->insts, rt_str_from(name));
+        if (inst < 0 || !u->profiled[inst])
+            return 0;
+    }
+    return rt__query_add_liveness(u->c, u->k, name, l->first_ns, l->last_ns);
+}
+
+static int scan_error(int rc, struct rt_error *err, const char *what)
+{
+    if (rc == RT_ENOMEM)
+        return rt_error_set(err, RT_ENOMEM, "out of memory while aggregating %s", what);
+    if (err && err->code == rc)
+        return rc; /* the store said why */
+    if (rc == RT_EIO)
+        return rt_error_set(err, RT_EIO, "store error while reading %s", what);
+    return rt_error_set(err, rc < 0 ? rc : RT_EIO, "error while reading %s", what);
+}
+
+int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
+                   const struct rt_store_filter *f, struct rt_error *err)
+{
+    rt__query_ctx_window(c, k, f->from_ns, f->to_ns);
+    if (f->to_ns <= f->from_ns)
+        return 0;
+    struct scan_ud u = {c, k, f, NULL};
+    rt_error_clear(err);
+    int rc = rt_store_scan(s, f, scan_profile_cb, &u, err);
+    if (rc)
+        return scan_error(rc, err, "profiles");
+    uint8_t *profiled = NULL;
+    if (f->version) { /* polls carry no version: keep only instances seen with this one */
+        profiled = calloc(c->insts.count + 1, 1);
+        if (!profiled)
+            return rt_error_set(err, RT_ENOMEM, "out of memory");
+        for (size_t i = 0; i < c->win[k].nprofs; i++)
+            profiled[c->win[k].profs[i].inst] = 1;
+        u.profiled = profiled;
+    }
+    rc = rt_store_scan_liveness(s, f->service, f->from_ns, f->to_ns, scan_liveness_cb, &u, err);
+    free(profiled);
+    if (rc)
+        return scan_error(rc, err, "liveness");
+    return 0;
+}

@@ -1,0 +1,202 @@
+/* Internals of the SQLite backend: connections with lazily prepared statements, the writer
+ * (one connection behind a mutex) and the pool of reader connections, and the SQL text of
+ * every statement the backend runs. */
+#ifndef RT_SQLITE_INT_H
+#define RT_SQLITE_INT_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "store_int.h"
+
+/* Gap after which a new poll starts a new liveness segment: 3 poll intervals of 10 s. */
+#define RT__SQLITE_POLL_GAP_NS (30LL * 1000000000LL)
+
+/* Profiles deleted per retention transaction. */
+#define RT__SQLITE_RETAIN_BATCH 10000
+
+/* XX(name, sql): every statement, prepared on first use per connection. */
+#define RT__SQL_MAP(XX)                                                                        \
+    XX(BEGIN_WRITE, "BEGIN IMMEDIATE")                                                         \
+    XX(COMMIT, "COMMIT")                                                                       \
+    XX(ROLLBACK, "ROLLBACK")                                                                   \
+    XX(SYNC_FULL, "PRAGMA synchronous = FULL")                                                 \
+    XX(SYNC_NORMAL, "PRAGMA synchronous = NORMAL")                                             \
+    XX(FIND_DUP, "SELECT id FROM profiles WHERE profile_id = ?1 AND type = ?2")                \
+    XX(SERVICE_ADD, "INSERT INTO services(name, created_at_ns) VALUES(?1, ?2) "                \
+                    "ON CONFLICT(name) DO NOTHING")                                            \
+    XX(SERVICE_ID, "SELECT id FROM services WHERE name = ?1")                                  \
+    XX(SERVICE_UPLOADED, "UPDATE services SET last_upload_ns = max(last_upload_ns, ?2) "       \
+                         "WHERE id = ?1")                                                      \
+    XX(INSTANCE_UPSERT,                                                                        \
+       "INSERT INTO instances(service_id, name, runtime, runtime_version, sdk_version, "       \
+       "version, first_seen_ns, last_seen_ns) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) "         \
+       "ON CONFLICT(service_id, name) DO UPDATE SET "                                          \
+       "runtime = coalesce(excluded.runtime, runtime), "                                       \
+       "runtime_version = coalesce(excluded.runtime_version, runtime_version), "               \
+       "sdk_version = coalesce(excluded.sdk_version, sdk_version), "                           \
+       "version = coalesce(excluded.version, version), "                                       \
+       "first_seen_ns = min(first_seen_ns, excluded.first_seen_ns), "                          \
+       "last_seen_ns = max(last_seen_ns, excluded.last_seen_ns) RETURNING id")                 \
+    XX(VERSION_SEEN, "INSERT INTO service_versions(service_id, version, first_seen_ns) "       \
+                     "VALUES(?1, ?2, ?3) ON CONFLICT DO NOTHING")                              \
+    XX(DEPLOY_ADD, "INSERT INTO deploys(service, version, at_ns, source) "                     \
+                   "VALUES(?1, ?2, ?3, ?4)")                                                   \
+    XX(FRAME_FIND, "SELECT id FROM frames WHERE name = ?1")                                    \
+    XX(FRAME_ADD, "INSERT INTO frames(name) VALUES(?1)")                                       \
+    XX(FRAME_BY_ID, "SELECT name FROM frames WHERE id = ?1")                                   \
+    XX(STACK_FIND, "SELECT id, frames FROM stacks WHERE hash = ?1")                            \
+    XX(STACK_ADD, "INSERT INTO stacks(hash, frames) VALUES(?1, ?2)")                           \
+    XX(STACK_BY_ID, "SELECT hash, frames FROM stacks WHERE id = ?1")                           \
+    XX(PROFILE_ADD,                                                                            \
+       "INSERT INTO profiles(service_id, type, instance_id, version, profile_id, time_ns, "    \
+       "duration_ns, end_ns, period_ns, samples, value_ns, thread_cpu_ns, process_cpu_ns, "    \
+       "has_counts, truncated_stacks, created_at_ns, nrows, rows) "                            \
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)") \
+    XX(META_ADD, "UPDATE meta SET value = value + ?2 WHERE key = ?1")                          \
+    XX(META_MAX, "UPDATE meta SET value = max(value, ?2) WHERE key = ?1")                      \
+    XX(META_GET, "SELECT value FROM meta WHERE key = ?1")                                      \
+    XX(SCAN,                                                                                   \
+       "SELECT p.id, p.profile_id, i.name, p.version, p.time_ns, p.duration_ns, p.period_ns, " \
+       "p.thread_cpu_ns, p.process_cpu_ns, p.samples, p.value_ns, p.has_counts, "              \
+       "p.truncated_stacks, p.rows FROM profiles p JOIN instances i ON i.id = p.instance_id "  \
+       "WHERE p.service_id = (SELECT id FROM services WHERE name = ?1) AND p.type = ?2 "       \
+       "AND p.time_ns >= ?3 - (SELECT value FROM meta WHERE key = 'max_duration_ns') "         \
+       "AND p.time_ns < ?4 AND p.end_ns > ?3 "                                                 \
+       "AND (?5 IS NULL OR p.version = ?5) AND (?6 IS NULL OR i.name = ?6) "                   \
+       "ORDER BY p.time_ns, p.id")                                                             \
+    XX(POLL_FIND, "SELECT id FROM polls WHERE instance_id = ?1 AND last_ns >= ?2 - ?3 "        \
+                  "AND first_ns <= ?2 + ?3 ORDER BY last_ns DESC LIMIT 1")                     \
+    XX(POLL_EXTEND, "UPDATE polls SET first_ns = min(first_ns, ?2), "                          \
+                    "last_ns = max(last_ns, ?2) WHERE id = ?1")                                \
+    XX(POLL_ADD, "INSERT INTO polls(instance_id, first_ns, last_ns) VALUES(?1, ?2, ?2)")       \
+    XX(LIVENESS,                                                                               \
+       "SELECT i.name, max(min(l.first_ns), ?2), min(max(l.last_ns), ?3 - 1) "                 \
+       "FROM instances i JOIN polls l ON l.instance_id = i.id "                                \
+       "WHERE i.service_id = (SELECT id FROM services WHERE name = ?1) "                       \
+       "AND l.last_ns >= ?2 AND l.first_ns < ?3 GROUP BY i.id ORDER BY i.name")                \
+    XX(DEPLOYS, "SELECT service, version, source, at_ns FROM deploys "                         \
+                "WHERE (?1 IS NULL OR service = ?1) AND at_ns >= ?2 AND at_ns < ?3 "           \
+                "ORDER BY at_ns, id")                                                          \
+    XX(ISSUE_ADD, "INSERT INTO issues(service, title, started_at_ns, created_at_ns) "          \
+                  "VALUES(?1, ?2, ?3, ?4)")                                                    \
+    XX(ISSUE_ONE, "SELECT id, service, title, started_at_ns, created_at_ns FROM issues "       \
+                  "WHERE id = ?1")                                                             \
+    XX(ISSUES_ALL, "SELECT id, service, title, started_at_ns, created_at_ns FROM issues "      \
+                   "ORDER BY started_at_ns DESC, id DESC")                                     \
+    XX(SERVICES,                                                                               \
+       "SELECT s.name, s.profiling_enabled, s.last_upload_ns, "                                \
+       "EXISTS(SELECT 1 FROM profiles p WHERE p.service_id = s.id AND p.type = 1), "           \
+       "EXISTS(SELECT 1 FROM profiles p WHERE p.service_id = s.id AND p.type = 2) "            \
+       "FROM services s ORDER BY s.name")                                                      \
+    XX(INSTANCES,                                                                              \
+       "SELECT s.name, i.name, i.runtime, i.runtime_version, i.sdk_version, i.version, "       \
+       "i.status, i.first_seen_ns, i.last_seen_ns FROM instances i "                           \
+       "JOIN services s ON s.id = i.service_id WHERE (?1 IS NULL OR s.name = ?1) "             \
+       "ORDER BY s.name, i.name")                                                              \
+    XX(RETAIN_PROFILES, "DELETE FROM profiles WHERE id IN "                                    \
+                        "(SELECT id FROM profiles WHERE end_ns <= ?1 LIMIT ?2)")                \
+    XX(RETAIN_POLLS, "DELETE FROM polls WHERE last_ns < ?1")                                   \
+    XX(FREELIST, "PRAGMA freelist_count")                                                      \
+    XX(VACUUM_STEP, "PRAGMA incremental_vacuum(2048)")
+
+enum rt__sql {
+#define XX(name, sql) RT__SQL_##name,
+    RT__SQL_MAP(XX)
+#undef XX
+    RT__SQL_COUNT
+};
+
+/* One SQLite connection, used by one thread at a time. */
+struct rt__sqlite_conn {
+    sqlite3 *db;
+    sqlite3_stmt *stmts[RT__SQL_COUNT]; /* prepared on first use */
+    bool sync_normal;                   /* synchronous is NORMAL (polls) rather than FULL */
+    struct rt__sqlite_conn *next;       /* next idle reader in the pool */
+};
+
+/* The backend's state (rt_store.be). */
+struct rt__sqlite {
+    char *path;                    /* database file */
+    pthread_mutex_t wlock;         /* guards w: one write transaction at a time */
+    struct rt__sqlite_conn *w;     /* the writer */
+    pthread_mutex_t plock;         /* guards idle and nidle */
+    struct rt__sqlite_conn *idle;  /* idle readers */
+    size_t nidle;
+};
+
+/* The statement id on c, reset and with bindings cleared; NULL with err set on failure. */
+sqlite3_stmt *rt__sqlite_stmt(struct rt__sqlite_conn *c, enum rt__sql id, struct rt_error *err);
+
+/* Sets err from c's last error for result rc of doing `what`; returns RT_EDISKFULL for
+ * SQLITE_FULL, else RT_EIO. */
+int rt__sqlite_fail(struct rt__sqlite_conn *c, int rc, const char *what, struct rt_error *err);
+
+/* Runs statement id to completion (no rows expected). */
+int rt__sqlite_run(struct rt__sqlite_conn *c, enum rt__sql id, struct rt_error *err);
+
+/* Binds a string or NULL. */
+int rt__sqlite_bind_text(sqlite3_stmt *st, int i, const char *s);
+
+/* Column text or NULL. */
+const char *rt__sqlite_text(sqlite3_stmt *st, int i);
+
+/* Takes the writer lock and begins a write transaction; durable = synchronous FULL (else
+ * NORMAL: the commit reaches the WAL without fsync, and the next durable commit covers it).
+ * On error the lock is released. */
+int rt__sqlite_begin(struct rt__sqlite *db, bool durable, struct rt_error *err);
+
+/* Commits and releases the writer lock; on failure rolls back first. */
+int rt__sqlite_commit(struct rt__sqlite *db, struct rt_error *err);
+
+/* Rolls back (if a transaction is open) and releases the writer lock. */
+void rt__sqlite_rollback(struct rt__sqlite *db);
+
+/* A reader connection from the pool (opened when none is idle); NULL with err on failure. */
+struct rt__sqlite_conn *rt__sqlite_reader(struct rt__sqlite *db, struct rt_error *err);
+
+/* Returns a reader to the pool. */
+void rt__sqlite_release(struct rt__sqlite *db, struct rt__sqlite_conn *c);
+
+/* The operations of sqlite_profiles.c and sqlite_meta.c. */
+int rt__sqlite_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
+                            struct rt_store_put_result *res, struct rt_error *err);
+int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
+                    void *ud, struct rt_error *err);
+int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, struct rt_error *err);
+int rt__sqlite_load_frame(struct rt_store *s, uint32_t id, struct rt_error *err);
+int rt__sqlite_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted,
+                      struct rt_error *err);
+int rt__sqlite_put_poll(struct rt_store *s, const char *service, const char *instance,
+                        int64_t at_ns, struct rt_error *err);
+int rt__sqlite_scan_liveness(struct rt_store *s, const char *service, int64_t from_ns,
+                             int64_t to_ns, rt_store_liveness_cb cb, void *ud,
+                             struct rt_error *err);
+int rt__sqlite_put_deploy(struct rt_store *s, const struct rt_deploy *d, struct rt_error *err);
+int rt__sqlite_scan_deploys(struct rt_store *s, const char *service, int64_t from_ns,
+                            int64_t to_ns, rt_store_deploy_cb cb, void *ud, struct rt_error *err);
+int rt__sqlite_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
+                         struct rt_error *err);
+int rt__sqlite_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
+                           struct rt_error *err);
+int rt__sqlite_scan_services(struct rt_store *s, rt_store_service_cb cb, void *ud,
+                             struct rt_error *err);
+int rt__sqlite_scan_instances(struct rt_store *s, const char *service, rt_store_instance_cb cb,
+                              void *ud, struct rt_error *err);
+
+/* Registers service (if new) and returns its id in *id; inside a write transaction. */
+int rt__sqlite_service_id(struct rt__sqlite_conn *w, const char *service, int64_t now_ns,
+                          int64_t *id, struct rt_error *err);
+
+/* Registers or refreshes an instance (NULL fields keep their stored values) and returns its
+ * id; inside a write transaction. */
+int rt__sqlite_instance_id(struct rt__sqlite_conn *w, int64_t service_id, const char *instance,
+                           const struct rt_profile *p, int64_t seen_ns, int64_t *id,
+                           struct rt_error *err);
+
+/* Test hook: caps the database at its current size so that any growth fails with SQLITE_FULL
+ * (or lifts the cap with on = false). */
+int rt__sqlite_test_cap_size(struct rt_store *s, bool on, struct rt_error *err);
+
+#endif

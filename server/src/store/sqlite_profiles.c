@@ -1,0 +1,618 @@
+/* SQLite backend, profiles: storing an upload in one transaction (interning its frames and
+ * stacks through the dictionary cache), the window scan, loading frames and stacks on a cache
+ * miss, and retention. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/str.h"
+#include "rt/timeutil.h"
+#include "sqlite_int.h"
+
+/* State of one rt_store_put_profiles call. */
+struct put_ctx {
+    struct rt_store *s;
+    struct rt__sqlite_conn *w;     /* the writer, locked */
+    struct rt__store_dict pending; /* frames and stacks this transaction inserted */
+    uint32_t *fmap;                /* profile frame id -> store frame id (0 = not yet) */
+    size_t cap_fmap;
+    uint32_t *sframes;             /* one stack's store frame ids */
+    size_t cap_sframes;
+    struct rt_store_row *rows;     /* one profile's rows */
+    size_t cap_rows;
+    struct rt_buf blob;            /* encoded stack or rows */
+    int64_t now_ns;                /* time of the upload */
+    int64_t added;                 /* profiles inserted */
+    int64_t max_duration_ns;       /* longest duration inserted */
+};
+
+/* Makes *arr hold n elements of size elem; 0 or RT_ENOMEM. */
+static int reserve(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n <= *cap)
+        return 0;
+    size_t bytes;
+    if (__builtin_mul_overflow(n, elem, &bytes))
+        return RT_ENOMEM;
+    void *p = realloc(*arr, bytes);
+    if (!p)
+        return RT_ENOMEM;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+/* Adds a committed frame found by SQL to the shared dictionary (a failure only costs a miss). */
+static void cache_frame(struct rt_store *s, uint32_t id, const char *name, size_t len, uint64_t h)
+{
+    pthread_rwlock_wrlock(&s->dict_lock);
+    rt__store_dict_add_frame(&s->dict, id, name, len, h);
+    pthread_rwlock_unlock(&s->dict_lock);
+}
+
+static void cache_stack(struct rt_store *s, uint32_t id, const uint32_t *frames, size_t depth,
+                        uint64_t h)
+{
+    pthread_rwlock_wrlock(&s->dict_lock);
+    rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
+    pthread_rwlock_unlock(&s->dict_lock);
+}
+
+/* A row id as a dictionary id; RT_EIO past 32 bits. */
+static int to_id32(int64_t rowid, uint32_t *id, const char *what, struct rt_error *err)
+{
+    if (rowid <= 0 || rowid > UINT32_MAX)
+        return rt_error_set(err, RT_EIO, "%s id %lld out of range", what, (long long)rowid);
+    *id = (uint32_t)rowid;
+    return 0;
+}
+
+/* The store id of a frame name: dictionary, this transaction's frames, SQL, or a new row. */
+static int intern_frame(struct put_ctx *c, const char *name, size_t len, uint32_t *id,
+                        struct rt_error *err)
+{
+    if (len > INT32_MAX)
+        return rt_error_set(err, RT_ETOOBIG, "frame name of %zu bytes", len);
+    uint64_t h = rt_hash(name, len);
+    pthread_rwlock_rdlock(&c->s->dict_lock);
+    int64_t v = rt__store_dict_find_frame(&c->s->dict, name, len, h);
+    pthread_rwlock_unlock(&c->s->dict_lock);
+    if (v < 0)
+        v = rt__store_dict_find_frame(&c->pending, name, len, h);
+    if (v >= 0) {
+        *id = (uint32_t)v;
+        return 0;
+    }
+    sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_FRAME_FIND, err);
+    if (!st)
+        return err->code;
+    sqlite3_bind_text(st, 1, name, (int)len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int64_t rowid = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        if (to_id32(rowid, id, "frame", err))
+            return err->code;
+        cache_frame(c->s, *id, name, len, h); /* committed before this transaction */
+        return 0;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return rt__sqlite_fail(c->w, rc, "looking up a frame", err);
+    if (!(st = rt__sqlite_stmt(c->w, RT__SQL_FRAME_ADD, err)))
+        return err->code;
+    sqlite3_bind_text(st, 1, name, (int)len, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return rt__sqlite_fail(c->w, rc, "storing a frame", err);
+    if (to_id32(sqlite3_last_insert_rowid(c->w->db), id, "frame", err))
+        return err->code;
+    if (rt__store_dict_add_frame(&c->pending, *id, name, len, h))
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Looks the encoded stack in c->blob up by hash in SQL; sets *found. */
+static int find_stack_sql(struct put_ctx *c, uint64_t h, uint32_t *id, bool *found,
+                          struct rt_error *err)
+{
+    *found = false;
+    sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_STACK_FIND, err);
+    if (!st)
+        return err->code;
+    sqlite3_bind_int64(st, 1, (int64_t)h);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const void *b = sqlite3_column_blob(st, 1);
+        size_t n = (size_t)sqlite3_column_bytes(st, 1);
+        if (n == c->blob.len && (n == 0 || memcmp(b, c->blob.data, n) == 0)) {
+            *found = true;
+            int64_t rowid = sqlite3_column_int64(st, 0);
+            sqlite3_reset(st);
+            return to_id32(rowid, id, "stack", err);
+        }
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return rt__sqlite_fail(c->w, rc, "looking up a stack", err);
+    return 0;
+}
+
+/* The store id of a stack of store frame ids, interned like frames. */
+static int intern_stack(struct put_ctx *c, const uint32_t *frames, size_t depth, uint32_t *id,
+                        struct rt_error *err)
+{
+    if (rt__store_encode_stack(&c->blob, frames, depth))
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    uint64_t h = rt__store_stack_hash(c->blob.data, c->blob.len);
+    pthread_rwlock_rdlock(&c->s->dict_lock);
+    int64_t v = rt__store_dict_find_stack(&c->s->dict, frames, depth, h);
+    pthread_rwlock_unlock(&c->s->dict_lock);
+    if (v < 0)
+        v = rt__store_dict_find_stack(&c->pending, frames, depth, h);
+    if (v >= 0) {
+        *id = (uint32_t)v;
+        return 0;
+    }
+    bool found;
+    if (find_stack_sql(c, h, id, &found, err))
+        return err->code;
+    if (found) {
+        cache_stack(c->s, *id, frames, depth, h);
+        return 0;
+    }
+    sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_STACK_ADD, err);
+    if (!st)
+        return err->code;
+    sqlite3_bind_int64(st, 1, (int64_t)h);
+    sqlite3_bind_blob(st, 2, c->blob.data, (int)c->blob.len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return rt__sqlite_fail(c->w, rc, "storing a stack", err);
+    if (to_id32(sqlite3_last_insert_rowid(c->w->db), id, "stack", err))
+        return err->code;
+    if (rt__store_dict_add_stack(&c->pending, *id, frames, depth, h))
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Interns every stack of p into c->rows (one row per stack). */
+static int intern_rows(struct put_ctx *c, const struct rt_profile *p, struct rt_error *err)
+{
+    if (reserve((void **)&c->fmap, &c->cap_fmap, p->frames.count + 1, sizeof(*c->fmap)) ||
+        reserve((void **)&c->rows, &c->cap_rows, p->nstacks + 1, sizeof(*c->rows)))
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    memset(c->fmap, 0, p->frames.count * sizeof(*c->fmap));
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const struct rt_profile_stack *ps = &p->stacks[i];
+        if ((size_t)ps->off + ps->depth > p->nframe_ids)
+            return rt_error_set(err, RT_EINVAL, "stack %zu lies outside the profile's frames", i);
+        if (reserve((void **)&c->sframes, &c->cap_sframes, ps->depth + 1, sizeof(*c->sframes)))
+            return rt_error_set(err, RT_ENOMEM, "out of memory");
+        for (uint32_t k = 0; k < ps->depth; k++) {
+            uint32_t fid = p->frame_ids[ps->off + k];
+            if (fid >= p->frames.count)
+                return rt_error_set(err, RT_EINVAL, "frame id %u is not in the profile", fid);
+            if (!c->fmap[fid] && intern_frame(c, p->frames.strs[fid], p->frames.lens[fid],
+                                              &c->fmap[fid], err))
+                return err->code;
+            c->sframes[k] = c->fmap[fid];
+        }
+        uint32_t sid = 0;
+        if (intern_stack(c, c->sframes, ps->depth, &sid, err))
+            return err->code;
+        c->rows[i] = (struct rt_store_row){sid, ps->samples, ps->value_ns};
+    }
+    return 0;
+}
+
+/* Finds a stored profile with p's (profile_id, type); *id = 0 when none. */
+static int find_duplicate(struct put_ctx *c, const struct rt_profile *p, int64_t *id,
+                          struct rt_error *err)
+{
+    *id = 0;
+    if (!p->profile_id)
+        return 0;
+    sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_FIND_DUP, err);
+    if (!st)
+        return err->code;
+    sqlite3_bind_text(st, 1, p->profile_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, (int)p->type);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return rt__sqlite_fail(c->w, rc, "looking up profile_id", err);
+    return 0;
+}
+
+/* Records an observed deploy when service_id reports version for the first time. */
+static int observe_version(struct put_ctx *c, const struct rt_profile *p, int64_t service_id,
+                           struct rt_error *err)
+{
+    if (!p->version)
+        return 0;
+    sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_VERSION_SEEN, err);
+    if (!st)
+        return err->code;
+    sqlite3_bind_int64(st, 1, service_id);
+    sqlite3_bind_text(st, 2, p->version, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, c->now_ns);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return rt__sqlite_fail(c->w, rc, "recording a version", err);
+    if (sqlite3_changes(c->w->db) == 0)
+        return 0;
+    if (!(st = rt__sqlite_stmt(c->w, RT__SQL_DEPLOY_ADD, err)))
+        return err->code;
+    sqlite3_bind_text(st, 1, p->service, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, p->version, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, p->time_ns ? p->time_ns : c->now_ns);
+    sqlite3_bind_text(st, 4, "observed", -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return rt__sqlite_fail(c->w, rc, "recording an observed deploy", err);
+    return 0;
+}
+
+/* Inserts the profiles row of p with c->blob as its rows. */
+static int insert_profile(struct put_ctx *c, const struct rt_profile *p, int64_t service_id,
+                          int64_t instance_id, size_t nrows, int64_t *id, struct rt_error *err)
+{
+    int64_t span = p->duration_ns > 0 ? p->duration_ns : 1, end;
+    if (__builtin_add_overflow(p->time_ns, span, &end))
+        end = INT64_MAX;
+    sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_PROFILE_ADD, err);
+    if (!st)
+        return err->code;
+    sqlite3_bind_int64(st, 1, service_id);
+    sqlite3_bind_int(st, 2, (int)p->type);
+    sqlite3_bind_int64(st, 3, instance_id);
+    rt__sqlite_bind_text(st, 4, p->version);
+    rt__sqlite_bind_text(st, 5, p->profile_id);
+    sqlite3_bind_int64(st, 6, p->time_ns);
+    sqlite3_bind_int64(st, 7, p->duration_ns < 0 ? -1 : p->duration_ns);
+    sqlite3_bind_int64(st, 8, end);
+    sqlite3_bind_int64(st, 9, p->period_ns);
+    sqlite3_bind_double(st, 10, p->samples);
+    sqlite3_bind_int64(st, 11, p->value_ns);
+    sqlite3_bind_int64(st, 12, p->thread_cpu_ns);
+    sqlite3_bind_int64(st, 13, p->process_cpu_ns);
+    sqlite3_bind_int(st, 14, p->has_counts);
+    sqlite3_bind_int64(st, 15, p->truncated_stacks);
+    sqlite3_bind_int64(st, 16, c->now_ns);
+    sqlite3_bind_int64(st, 17, (int64_t)nrows);
+    sqlite3_bind_blob(st, 18, c->blob.data, (int)c->blob.len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return rt__sqlite_fail(c->w, rc, "storing a profile", err);
+    *id = sqlite3_last_insert_rowid(c->w->db);
+    c->added++;
+    if (span > c->max_duration_ns)
+        c->max_duration_ns = span;
+    return 0;
+}
+
+/* Bumps last_upload_ns of the service. */
+static int touch_service(struct put_ctx *c, int64_t service_id, struct rt_error *err)
+{
+    sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_SERVICE_UPLOADED, err);
+    if (!st)
+        return err->code;
+    sqlite3_bind_int64(st, 1, service_id);
+    sqlite3_bind_int64(st, 2, c->now_ns);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : rt__sqlite_fail(c->w, rc, "updating a service", err);
+}
+
+/* Stores one profile inside the transaction. */
+static int put_one(struct put_ctx *c, const struct rt_profile *p, struct rt_store_put_result *res,
+                   struct rt_error *err)
+{
+    int64_t dup = 0, service_id = 0, instance_id = 0, id = 0;
+    if (find_duplicate(c, p, &dup, err))
+        return err->code;
+    if (dup) {
+        *res = (struct rt_store_put_result){dup, true};
+        return 0;
+    }
+    if (rt__sqlite_service_id(c->w, p->service, c->now_ns, &service_id, err) ||
+        rt__sqlite_instance_id(c->w, service_id, p->instance ? p->instance : "", p, c->now_ns,
+                               &instance_id, err) ||
+        observe_version(c, p, service_id, err) || intern_rows(c, p, err))
+        return err->code;
+    size_t nrows = p->nstacks;
+    int rc = rt__store_encode_rows(&c->blob, c->rows, &nrows, p->period_ns);
+    if (rc)
+        return rt_error_set(err, rc, "encoding a profile's rows: %s", rt_strerror(rc));
+    if (c->blob.len > INT32_MAX)
+        return rt_error_set(err, RT_ETOOBIG, "profile rows exceed 2 GiB");
+    if (insert_profile(c, p, service_id, instance_id, nrows, &id, err) ||
+        touch_service(c, service_id, err))
+        return err->code;
+    *res = (struct rt_store_put_result){id, false};
+    return 0;
+}
+
+/* Updates a meta counter: op META_ADD or META_MAX. */
+static int update_meta(struct rt__sqlite_conn *w, enum rt__sql op, const char *key, int64_t v,
+                       struct rt_error *err)
+{
+    sqlite3_stmt *st = rt__sqlite_stmt(w, op, err);
+    if (!st)
+        return err->code;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, v);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : rt__sqlite_fail(w, rc, "updating store metadata", err);
+}
+
+int rt__sqlite_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
+                            struct rt_store_put_result *res, struct rt_error *err)
+{
+    struct rt__sqlite *db = s->be;
+    struct put_ctx c = {.s = s, .w = db->w, .now_ns = rt_time_now_ns()};
+    rt__store_dict_init(&c.pending, false);
+    rt_buf_init(&c.blob, 0);
+    int rc = rt__sqlite_begin(db, true, err);
+    if (rc)
+        goto out_free_ctx;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = put_one(&c, ps[i], &res[i], err);
+    if (!rc && c.added &&
+        (update_meta(c.w, RT__SQL_META_ADD, "profile_count", c.added, err) ||
+         update_meta(c.w, RT__SQL_META_MAX, "max_duration_ns", c.max_duration_ns, err)))
+        rc = err->code;
+    if (rc) {
+        rt__sqlite_rollback(db); /* pending frames and stacks are dropped with it */
+        goto out_free_ctx;
+    }
+    rc = rt__sqlite_commit(db, err);
+    if (rc)
+        goto out_free_ctx;
+    pthread_rwlock_wrlock(&s->dict_lock);
+    rt__store_dict_merge(&s->dict, &c.pending); /* a failure only costs later misses */
+    pthread_rwlock_unlock(&s->dict_lock);
+
+out_free_ctx:
+    rt__store_dict_cleanup(&c.pending);
+    rt_buf_cleanup(&c.blob);
+    free(c.fmap);
+    free(c.sframes);
+    free(c.rows);
+    return rc;
+}
+
+/* Fills m from a row of the SCAN statement. */
+static void read_meta(sqlite3_stmt *st, struct rt_profile_meta *m)
+{
+    m->id = sqlite3_column_int64(st, 0);
+    m->profile_id = rt__sqlite_text(st, 1);
+    m->instance = rt__sqlite_text(st, 2);
+    if (!m->instance)
+        m->instance = "";
+    m->version = rt__sqlite_text(st, 3);
+    m->time_ns = sqlite3_column_int64(st, 4);
+    m->duration_ns = sqlite3_column_int64(st, 5);
+    m->period_ns = sqlite3_column_int64(st, 6);
+    m->thread_cpu_ns = sqlite3_column_int64(st, 7);
+    m->process_cpu_ns = sqlite3_column_int64(st, 8);
+    m->samples = sqlite3_column_double(st, 9);
+    m->value_ns = sqlite3_column_int64(st, 10);
+    m->has_counts = sqlite3_column_int(st, 11) != 0;
+    m->truncated_stacks = (uint32_t)sqlite3_column_int64(st, 12);
+}
+
+int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
+                    void *ud, struct rt_error *err)
+{
+    struct rt__sqlite *db = s->be;
+    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
+    if (!c)
+        return err->code;
+    struct rt_store_row *rows = NULL;
+    size_t cap = 0;
+    int ret = 0, rc;
+    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_SCAN, err);
+    if (!st) {
+        ret = err->code;
+        goto out_release;
+    }
+    sqlite3_bind_text(st, 1, f->service, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, (int)f->type);
+    sqlite3_bind_int64(st, 3, f->from_ns);
+    sqlite3_bind_int64(st, 4, f->to_ns);
+    rt__sqlite_bind_text(st, 5, f->version);
+    rt__sqlite_bind_text(st, 6, f->instance);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct rt_profile_meta m;
+        read_meta(st, &m);
+        size_t nrows;
+        int drc = rt__store_decode_rows(sqlite3_column_blob(st, 13),
+                                        (size_t)sqlite3_column_bytes(st, 13), &rows, &cap, &nrows);
+        if (drc) {
+            ret = rt_error_set(err, RT_EIO, "profile %lld: rows unreadable (%s)",
+                               (long long)m.id, rt_strerror(drc));
+            goto out_reset;
+        }
+        ret = cb(ud, &m, rows, nrows);
+        if (ret)
+            goto out_reset;
+    }
+    if (rc != SQLITE_DONE)
+        ret = rt__sqlite_fail(c, rc, "scanning profiles", err);
+out_reset:
+    sqlite3_reset(st);
+out_release:
+    rt__sqlite_release(db, c);
+    free(rows);
+    return ret;
+}
+
+int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, struct rt_error *err)
+{
+    struct rt__sqlite *db = s->be;
+    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
+    if (!c)
+        return err->code;
+    int ret;
+    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_STACK_BY_ID, err);
+    if (!st) {
+        ret = err->code;
+        goto out_release;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        ret = rc == SQLITE_DONE ? rt_error_set(err, RT_ENOTFOUND, "no stack %u", id)
+                                : rt__sqlite_fail(c, rc, "loading a stack", err);
+        goto out_reset;
+    }
+    uint64_t h = (uint64_t)sqlite3_column_int64(st, 0);
+    uint32_t *frames;
+    size_t depth;
+    ret = rt__store_decode_stack(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                                 &frames, &depth);
+    if (ret) {
+        ret = rt_error_set(err, RT_EIO, "stack %u unreadable (%s)", id, rt_strerror(ret));
+        goto out_reset;
+    }
+    pthread_rwlock_wrlock(&s->dict_lock);
+    ret = rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
+    pthread_rwlock_unlock(&s->dict_lock);
+    free(frames);
+    if (ret)
+        ret = rt_error_set(err, RT_ENOMEM, "out of memory");
+out_reset:
+    sqlite3_reset(st);
+out_release:
+    rt__sqlite_release(db, c);
+    return ret;
+}
+
+int rt__sqlite_load_frame(struct rt_store *s, uint32_t id, struct rt_error *err)
+{
+    struct rt__sqlite *db = s->be;
+    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
+    if (!c)
+        return err->code;
+    int ret;
+    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_FRAME_BY_ID, err);
+    if (!st) {
+        ret = err->code;
+        goto out_release;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        ret = rc == SQLITE_DONE ? rt_error_set(err, RT_ENOTFOUND, "no frame %u", id)
+                                : rt__sqlite_fail(c, rc, "loading a frame", err);
+        goto out_reset;
+    }
+    const char *name = rt__sqlite_text(st, 0);
+    size_t len = (size_t)sqlite3_column_bytes(st, 0);
+    if (!name)
+        name = "";
+    pthread_rwlock_wrlock(&s->dict_lock);
+    ret = rt__store_dict_add_frame(&s->dict, id, name, len, rt_hash(name, len));
+    pthread_rwlock_unlock(&s->dict_lock);
+    if (ret)
+        ret = rt_error_set(err, RT_ENOMEM, "out of memory");
+out_reset:
+    sqlite3_reset(st);
+out_release:
+    rt__sqlite_release(db, c);
+    return ret;
+}
+
+/* Deletes one batch of expired profiles; sets *n to the number deleted. */
+static int retain_batch(struct rt__sqlite *db, int64_t cutoff_ns, int64_t *n,
+                        struct rt_error *err)
+{
+    if (rt__sqlite_begin(db, true, err))
+        return err->code;
+    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_RETAIN_PROFILES, err);
+    if (!st)
+        goto out_rollback;
+    sqlite3_bind_int64(st, 1, cutoff_ns);
+    sqlite3_bind_int(st, 2, RT__SQLITE_RETAIN_BATCH);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        rt__sqlite_fail(db->w, rc, "deleting old profiles", err);
+        goto out_rollback;
+    }
+    *n = sqlite3_changes(db->w->db);
+    if (*n && update_meta(db->w, RT__SQL_META_ADD, "profile_count", -*n, err))
+        goto out_rollback;
+    return rt__sqlite_commit(db, err);
+
+out_rollback:
+    rt__sqlite_rollback(db);
+    return err->code;
+}
+
+/* Deletes poll segments that ended before the cutoff. */
+static int retain_polls(struct rt__sqlite *db, int64_t cutoff_ns, struct rt_error *err)
+{
+    if (rt__sqlite_begin(db, true, err))
+        return err->code;
+    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_RETAIN_POLLS, err);
+    if (!st) {
+        rt__sqlite_rollback(db);
+        return err->code;
+    }
+    sqlite3_bind_int64(st, 1, cutoff_ns);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        rt__sqlite_fail(db->w, rc, "deleting old polls", err);
+        rt__sqlite_rollback(db);
+        return err->code;
+    }
+    return rt__sqlite_commit(db, err);
+}
+
+/* Gives free pages back to the file system a bounded step at a time. */
+static int vacuum_free_pages(struct rt__sqlite *db, struct rt_error *err)
+{
+    for (int step = 0; step < 100000; step++) {
+        pthread_mutex_lock(&db->wlock);
+        int rc = rt__sqlite_run(db->w, RT__SQL_VACUUM_STEP, err);
+        int64_t left = 0;
+        sqlite3_stmt *st = rc ? NULL : rt__sqlite_stmt(db->w, RT__SQL_FREELIST, err);
+        if (st && sqlite3_step(st) == SQLITE_ROW)
+            left = sqlite3_column_int64(st, 0);
+        if (st)
+            sqlite3_reset(st);
+        pthread_mutex_unlock(&db->wlock);
+        if (rc)
+            return rc;
+        if (left == 0)
+            break;
+    }
+    return 0;
+}
+
+int rt__sqlite_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted,
+                      struct rt_error *err)
+{
+    struct rt__sqlite *db = s->be;
+    int64_t n;
+    do {
+        n = 0;
+        if (retain_batch(db, cutoff_ns, &n, err))
+            return err->code;
+        *deleted += n;
+    } while (n == RT__SQLITE_RETAIN_BATCH);
+    if (retain_polls(db, cutoff_ns, err))
+        return err->code;
+    return vacuum_free_pages(db, err);
+}

@@ -1,0 +1,319 @@
+/* The store interface (rt/store.h): opening by URI, argument checks, dispatch to the backend,
+ * and the committed frame/stack dictionary behind rt_store_stack and rt_store_frame_name. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rt/str.h"
+#include "store_int.h"
+
+#define DB_FILE "roottrace.db"
+
+/* Backends may write to err unconditionally: a NULL err is replaced by a local one. */
+#define ERR_OR_LOCAL(err)                                                                  \
+    struct rt_error err##_local_;                                                          \
+    if (!(err))                                                                            \
+    (err) = &err##_local_
+
+/* mkdir -p with mode 0700 for each directory it creates. */
+static int make_dirs(const char *dir, struct rt_error *err)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    int rc = 0;
+    for (char *q = p + 1;; q++) {
+        if (*q != '/' && *q != '\0')
+            continue;
+        char c = *q;
+        *q = '\0';
+        if (mkdir(p, 0700) == 0) {
+            chmod(p, 0700); /* exact mode whatever the umask */
+        } else if (errno != EEXIST) {
+            rc = rt_error_set(err, RT_EIO, "cannot create directory %s: %s", p, strerror(errno));
+            break;
+        }
+        *q = c;
+        if (c == '\0')
+            break;
+    }
+    free(p);
+    return rc;
+}
+
+/* "sqlite:PATH": the file PATH (caller frees), creating its parent directory. */
+static char *sqlite_uri_path(const char *uri, struct rt_error *err)
+{
+    const char *path = uri + 7;
+    if (!*path) {
+        rt_error_set(err, RT_EINVAL, "store URI \"%s\" names no file", uri);
+        return NULL;
+    }
+    const char *slash = strrchr(path, '/');
+    if (slash && slash != path) {
+        char *parent = strndup(path, (size_t)(slash - path));
+        int rc = parent ? make_dirs(parent, err) : rt_error_set(err, RT_ENOMEM, "out of memory");
+        free(parent);
+        if (rc)
+            return NULL;
+    }
+    char *r = strdup(path);
+    if (!r)
+        rt_error_set(err, RT_ENOMEM, "out of memory");
+    return r;
+}
+
+/* The database path a URI names (caller frees), creating the data directory. */
+static char *db_path(const char *uri, struct rt_error *err)
+{
+    if (strncmp(uri, "sqlite:", 7) == 0)
+        return sqlite_uri_path(uri, err);
+    if (strstr(uri, "://") || strncmp(uri, "clickhouse:", 11) == 0) {
+        rt_error_set(err, RT_EINVAL,
+                     "store URI \"%s\": only sqlite:PATH and directories are supported", uri);
+        return NULL;
+    }
+    if (!*uri) {
+        rt_error_set(err, RT_EINVAL, "empty store URI");
+        return NULL;
+    }
+    if (make_dirs(uri, err))
+        return NULL;
+    size_t n = strlen(uri) + sizeof(DB_FILE) + 1;
+    char *r = malloc(n);
+    if (!r) {
+        rt_error_set(err, RT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    snprintf(r, n, "%s/%s", uri, DB_FILE);
+    return r;
+}
+
+struct rt_store *rt_store_open(const char *uri, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!uri) {
+        rt_error_set(err, RT_EINVAL, "no store URI");
+        return NULL;
+    }
+    char *path = db_path(uri, err);
+    if (!path)
+        return NULL;
+    struct rt_store *s = calloc(1, sizeof(*s));
+    if (!s) {
+        rt_error_set(err, RT_ENOMEM, "out of memory");
+        goto out_free_path;
+    }
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    int prc = pthread_rwlock_init(&s->dict_lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    if (prc) {
+        rt_error_set(err, RT_ENOMEM, "cannot create lock");
+        goto out_free_store;
+    }
+    rt__store_dict_init(&s->dict, true);
+    if (rt__sqlite_open(s, path, err))
+        goto out_destroy_lock;
+    free(path);
+    return s;
+
+out_destroy_lock:
+    pthread_rwlock_destroy(&s->dict_lock);
+out_free_store:
+    free(s);
+out_free_path:
+    free(path);
+    return NULL;
+}
+
+void rt_store_free(struct rt_store *s)
+{
+    if (!s)
+        return;
+    s->ops->free(s);
+    rt__store_dict_cleanup(&s->dict);
+    pthread_rwlock_destroy(&s->dict_lock);
+    free(s);
+}
+
+int rt_store_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
+                          struct rt_store_put_result *res, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || (n && (!ps || !res)))
+        return rt_error_set(err, RT_EINVAL, "rt_store_put_profiles: missing argument");
+    for (size_t i = 0; i < n; i++) {
+        const struct rt_profile *p = ps[i];
+        if (!p || !p->service || !*p->service)
+            return rt_error_set(err, RT_EINVAL, "profile %zu names no service", i);
+        if (p->type != RT_PTYPE_CPU && p->type != RT_PTYPE_WALL)
+            return rt_error_set(err, RT_EINVAL, "profile %zu has no valid type", i);
+    }
+    if (n == 0)
+        return 0;
+    return s->ops->put_profiles(s, ps, n, res, err);
+}
+
+int rt_store_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
+                  void *ud, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !f || !f->service || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan: missing argument");
+    if (f->from_ns >= f->to_ns)
+        return 0;
+    return s->ops->scan(s, f, cb, ud, err);
+}
+
+/* Looks a stack up in the dictionary; true when found (outputs set). */
+static bool dict_stack(struct rt_store *s, uint32_t id, const uint32_t **frames, size_t *depth)
+{
+    pthread_rwlock_rdlock(&s->dict_lock);
+    const struct rt__store_stack *st = rt__store_dict_stack(&s->dict, id);
+    if (st) {
+        *frames = st->frames;
+        *depth = st->depth;
+    }
+    pthread_rwlock_unlock(&s->dict_lock);
+    return st != NULL;
+}
+
+int rt_store_stack(struct rt_store *s, uint32_t stack_id, const uint32_t **frames, size_t *depth)
+{
+    if (!s || !frames || !depth)
+        return RT_EINVAL;
+    if (dict_stack(s, stack_id, frames, depth))
+        return 0;
+    /* Not cached: committed by another process, just committed by this one's writer and not
+     * yet published, or never loaded since open. */
+    struct rt_error err;
+    int rc = s->ops->load_stack(s, stack_id, &err);
+    if (rc)
+        return rc;
+    return dict_stack(s, stack_id, frames, depth) ? 0 : RT_ENOTFOUND;
+}
+
+static const char *dict_frame(struct rt_store *s, uint32_t id)
+{
+    pthread_rwlock_rdlock(&s->dict_lock);
+    const char *name = rt__store_dict_frame_name(&s->dict, id);
+    pthread_rwlock_unlock(&s->dict_lock);
+    return name;
+}
+
+const char *rt_store_frame_name(struct rt_store *s, uint32_t frame_id)
+{
+    if (!s)
+        return NULL;
+    const char *name = dict_frame(s, frame_id);
+    if (name)
+        return name;
+    struct rt_error err;
+    if (s->ops->load_frame(s, frame_id, &err))
+        return NULL;
+    return dict_frame(s, frame_id);
+}
+
+int rt_store_put_poll(struct rt_store *s, const char *service, const char *instance,
+                      int64_t at_ns, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !service || !*service)
+        return rt_error_set(err, RT_EINVAL, "rt_store_put_poll: no service");
+    return s->ops->put_poll(s, service, instance ? instance : "", at_ns, err);
+}
+
+int rt_store_scan_liveness(struct rt_store *s, const char *service, int64_t from_ns,
+                           int64_t to_ns, rt_store_liveness_cb cb, void *ud, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !service || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_liveness: missing argument");
+    if (from_ns >= to_ns)
+        return 0;
+    return s->ops->scan_liveness(s, service, from_ns, to_ns, cb, ud, err);
+}
+
+int rt_store_put_deploy(struct rt_store *s, const struct rt_deploy *d, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !d || !d->service || !*d->service || !d->version || !d->source)
+        return rt_error_set(err, RT_EINVAL, "a deploy needs a service, a version and a source");
+    if (strcmp(d->source, "declared") != 0 && strcmp(d->source, "observed") != 0)
+        return rt_error_set(err, RT_EINVAL, "deploy source \"%s\" is not declared or observed",
+                            d->source);
+    return s->ops->put_deploy(s, d, err);
+}
+
+int rt_store_scan_deploys(struct rt_store *s, const char *service, int64_t from_ns,
+                          int64_t to_ns, rt_store_deploy_cb cb, void *ud, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_deploys: missing argument");
+    if (from_ns >= to_ns)
+        return 0;
+    return s->ops->scan_deploys(s, service, from_ns, to_ns, cb, ud, err);
+}
+
+int rt_store_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
+                       struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !i || !i->service || !*i->service || !i->title || !id)
+        return rt_error_set(err, RT_EINVAL, "an issue needs a service and a title");
+    return s->ops->put_issue(s, i, id, err);
+}
+
+int rt_store_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
+                         struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_issues: missing argument");
+    return s->ops->scan_issues(s, id, cb, ud, err);
+}
+
+int rt_store_scan_services(struct rt_store *s, rt_store_service_cb cb, void *ud,
+                           struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_services: missing argument");
+    return s->ops->scan_services(s, cb, ud, err);
+}
+
+int rt_store_scan_instances(struct rt_store *s, const char *service, rt_store_instance_cb cb,
+                            void *ud, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_instances: missing argument");
+    return s->ops->scan_instances(s, service, cb, ud, err);
+}
+
+int rt_store_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s)
+        return rt_error_set(err, RT_EINVAL, "rt_store_retain: no store");
+    int64_t n = 0;
+    int rc = s->ops->retain(s, cutoff_ns, &n, err);
+    if (deleted)
+        *deleted = n;
+    return rc;
+}
+
+int64_t rt_store_disk_bytes(struct rt_store *s)
+{
+    return s ? s->ops->disk_bytes(s) : -1;
+}
+
+int64_t rt_store_profile_count(struct rt_store *s)
+{
+    return s ? s->ops->profile_count(s) : -1;
+}

@@ -1,0 +1,205 @@
+/* Binary encodings the store keeps in BLOBs: a stack as varint frame ids (root first), and a
+ * profile's aggregated rows as delta-coded stack ids, compact sample counts and values
+ * predicted from count x period. Layouts are in docs/internals/store.md. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/str.h"
+#include "store_int.h"
+
+#define ROWS_FORMAT 1               /* first byte of a rows blob */
+#define SAMPLES_INT_MAX (1ULL << 52) /* integral sample counts below this are varints */
+
+int rt__store_encode_stack(struct rt_buf *b, const uint32_t *frames, size_t depth)
+{
+    b->len = 0;
+    size_t need;
+    if (__builtin_mul_overflow(depth, (size_t)5, &need))
+        return RT_ENOMEM;
+    int rc = rt_buf_reserve(b, need + 1);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < depth; i++)
+        rt__store_put_uvarint(b, frames[i]);
+    return 0;
+}
+
+int rt__store_decode_stack(const void *blob, size_t n, uint32_t **frames, size_t *depth)
+{
+    const unsigned char *p = blob, *end = p + n;
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += !(p[i] & 0x80);
+    uint32_t *f = malloc((count ? count : 1) * sizeof(*f));
+    if (!f)
+        return RT_ENOMEM;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t v;
+        if (!rt__store_get_uvarint(&p, end, &v) || v > UINT32_MAX) {
+            free(f);
+            return RT_EMALFORMED;
+        }
+        f[i] = (uint32_t)v;
+    }
+    if (p != end) {
+        free(f);
+        return RT_EMALFORMED;
+    }
+    *frames = f;
+    *depth = count;
+    return 0;
+}
+
+uint64_t rt__store_stack_hash(const void *blob, size_t n)
+{
+    return rt_hash(blob, n);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const struct rt_store_row *x = a, *y = b;
+    return (x->stack_id > y->stack_id) - (x->stack_id < y->stack_id);
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* True when s is a non-negative integer that the varint form holds exactly. */
+static bool samples_integral(double s)
+{
+    return s >= 0 && s < (double)SAMPLES_INT_MAX && (double)(uint64_t)s == s;
+}
+
+/* The value a row's samples predict: samples x period when integral and representable. */
+static int64_t predict(uint64_t samples, int64_t period_ns)
+{
+    int64_t v;
+    if (period_ns <= 0 || samples > INT64_MAX ||
+        __builtin_mul_overflow((int64_t)samples, period_ns, &v))
+        return 0;
+    return v;
+}
+
+/* Sorts rows by stack id and merges equal ids; returns the new count. */
+static size_t sort_merge(struct rt_store_row *rows, size_t n)
+{
+    if (n < 2)
+        return n;
+    qsort(rows, n, sizeof(*rows), cmp_row);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (rows[i].stack_id == rows[k].stack_id) {
+            rows[k].samples += rows[i].samples;
+            rows[k].value_ns += rows[i].value_ns;
+        } else {
+            rows[++k] = rows[i];
+        }
+    }
+    return k + 1;
+}
+
+int rt__store_encode_rows(struct rt_buf *b, struct rt_store_row *rows, size_t *nrows,
+                          int64_t period_ns)
+{
+    size_t n = sort_merge(rows, *nrows);
+    *nrows = n;
+    b->len = 0;
+    size_t need;
+    if (__builtin_mul_overflow(n, (size_t)(5 + 10 + 8 + 10), &need) ||
+        __builtin_add_overflow(need, (size_t)32, &need))
+        return RT_ETOOBIG;
+    int rc = rt_buf_reserve(b, need);
+    if (rc)
+        return rc;
+    uint64_t period = period_ns > 0 ? (uint64_t)period_ns : 0;
+    b->data[b->len++] = ROWS_FORMAT;
+    rt__store_put_uvarint(b, period);
+    rt__store_put_uvarint(b, n);
+    uint32_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct rt_store_row *r = &rows[i];
+        rt__store_put_uvarint(b, r->stack_id - prev);
+        prev = r->stack_id;
+        int64_t pred = 0;
+        if (samples_integral(r->samples)) {
+            uint64_t s = (uint64_t)r->samples;
+            rt__store_put_uvarint(b, s << 1);
+            pred = predict(s, (int64_t)period);
+        } else {
+            rt__store_put_uvarint(b, 1);
+            uint64_t bits;
+            memcpy(&bits, &r->samples, sizeof(bits));
+            for (int k = 0; k < 8; k++)
+                b->data[b->len++] = (char)(bits >> (8 * k));
+        }
+        /* wrapping subtraction: decoded with the same wrapping addition */
+        rt__store_put_uvarint(b, zigzag((int64_t)((uint64_t)r->value_ns - (uint64_t)pred)));
+    }
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+/* Decodes one row at *p; false when malformed. */
+static bool decode_row(const unsigned char **p, const unsigned char *end, uint64_t period,
+                       uint32_t *prev, struct rt_store_row *r)
+{
+    uint64_t delta, tag, zz;
+    if (!rt__store_get_uvarint(p, end, &delta) || delta > UINT32_MAX - *prev)
+        return false;
+    r->stack_id = *prev + (uint32_t)delta;
+    *prev = r->stack_id;
+    if (!rt__store_get_uvarint(p, end, &tag))
+        return false;
+    int64_t pred = 0;
+    if (tag & 1) {
+        if (tag != 1 || end - *p < 8)
+            return false;
+        uint64_t bits = 0;
+        for (int k = 0; k < 8; k++)
+            bits |= (uint64_t)(*p)[k] << (8 * k);
+        *p += 8;
+        memcpy(&r->samples, &bits, sizeof(bits));
+    } else {
+        uint64_t s = tag >> 1;
+        r->samples = (double)s;
+        pred = predict(s, (int64_t)period);
+    }
+    if (!rt__store_get_uvarint(p, end, &zz))
+        return false;
+    r->value_ns = (int64_t)((uint64_t)unzigzag(zz) + (uint64_t)pred);
+    return true;
+}
+
+int rt__store_decode_rows(const void *blob, size_t n, struct rt_store_row **rows, size_t *cap,
+                          size_t *nrows)
+{
+    const unsigned char *p = blob, *end = p + n;
+    uint64_t period, count;
+    if (n < 1 || *p++ != ROWS_FORMAT || !rt__store_get_uvarint(&p, end, &period) ||
+        period > INT64_MAX || !rt__store_get_uvarint(&p, end, &count))
+        return RT_EMALFORMED;
+    if (count > (uint64_t)(end - p) / 3) /* a row takes at least 3 bytes */
+        return RT_EMALFORMED;
+    if (count > *cap) {
+        struct rt_store_row *r = realloc(*rows, (size_t)count * sizeof(*r));
+        if (!r)
+            return RT_ENOMEM;
+        *rows = r;
+        *cap = (size_t)count;
+    }
+    uint32_t prev = 0;
+    for (size_t i = 0; i < count; i++)
+        if (!decode_row(&p, end, period, &prev, &(*rows)[i]))
+            return RT_EMALFORMED;
+    if (p != end)
+        return RT_EMALFORMED;
+    *nrows = (size_t)count;
+    return 0;
+}

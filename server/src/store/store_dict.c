@@ -1,0 +1,244 @@
+/* The dictionary of interned frames and stacks: a chunked arena whose memory never moves
+ * (rt_store_stack and rt_store_frame_name hand out pointers into it), open-addressing tables
+ * by name and by stack hash, and direct indexes by id. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+#define ARENA_BLOCK (64 * 1024)
+
+struct rt__store_arena_block {
+    struct rt__store_arena_block *next; /* older block */
+    size_t used, cap;                   /* bytes of data used and available */
+    _Alignas(8) unsigned char data[];
+};
+
+/* n bytes aligned to 8 that never move; NULL on ENOMEM. */
+static void *arena_alloc(struct rt__store_arena *a, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    struct rt__store_arena_block *b = a->head;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        b = malloc(sizeof(*b) + cap);
+        if (!b)
+            return NULL;
+        b->next = a->head;
+        b->used = 0;
+        b->cap = cap;
+        a->head = b;
+        a->bytes += cap;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+static void arena_cleanup(struct rt__store_arena *a)
+{
+    struct rt__store_arena_block *b = a->head;
+    while (b) {
+        struct rt__store_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+    a->bytes = 0;
+}
+
+void rt__store_dict_init(struct rt__store_dict *d, bool by_id)
+{
+    memset(d, 0, sizeof(*d));
+    d->by_id = by_id;
+}
+
+void rt__store_dict_cleanup(struct rt__store_dict *d)
+{
+    arena_cleanup(&d->arena);
+    free(d->frames);
+    free(d->stacks);
+    free(d->frame_slots);
+    free(d->stack_slots);
+    free(d->frame_by_id);
+    free(d->stack_by_id);
+    rt__store_dict_init(d, d->by_id);
+}
+
+/* Grows an array of elements of size elem to hold at least need; 0 or RT_ENOMEM. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem, bool zero)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need)
+        n *= 2;
+    size_t bytes;
+    if (__builtin_mul_overflow(n, elem, &bytes))
+        return RT_ENOMEM;
+    void *p = realloc(*arr, bytes);
+    if (!p)
+        return RT_ENOMEM;
+    if (zero)
+        memset((char *)p + *cap * elem, 0, (n - *cap) * elem);
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+/* Rebuilds a slot table of n slots over count entries whose hashes hash_of gives. */
+static int rehash(uint32_t **slots, size_t *nslots, size_t count, const void *entries,
+                  size_t elem, size_t hash_off)
+{
+    size_t n = *nslots ? *nslots * 2 : 256;
+    while (n < count * 2 + 2)
+        n *= 2;
+    uint32_t *t = calloc(n, sizeof(*t));
+    if (!t)
+        return RT_ENOMEM;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t h;
+        memcpy(&h, (const char *)entries + i * elem + hash_off, sizeof(h));
+        size_t j = (size_t)h & (n - 1);
+        while (t[j])
+            j = (j + 1) & (n - 1);
+        t[j] = (uint32_t)(i + 1);
+    }
+    free(*slots);
+    *slots = t;
+    *nslots = n;
+    return 0;
+}
+
+int64_t rt__store_dict_find_frame(const struct rt__store_dict *d, const char *name, size_t len,
+                                  uint64_t h)
+{
+    if (!d->nframe_slots)
+        return -1;
+    size_t mask = d->nframe_slots - 1;
+    for (size_t j = (size_t)h & mask; d->frame_slots[j]; j = (j + 1) & mask) {
+        const struct rt__store_frame *f = &d->frames[d->frame_slots[j] - 1];
+        if (f->hash == h && f->len == len && memcmp(f->name, name, len) == 0)
+            return f->id;
+    }
+    return -1;
+}
+
+int64_t rt__store_dict_find_stack(const struct rt__store_dict *d, const uint32_t *frames,
+                                  size_t depth, uint64_t h)
+{
+    if (!d->nstack_slots)
+        return -1;
+    size_t mask = d->nstack_slots - 1;
+    for (size_t j = (size_t)h & mask; d->stack_slots[j]; j = (j + 1) & mask) {
+        const struct rt__store_stack *st = &d->stacks[d->stack_slots[j] - 1];
+        if (st->hash == h && st->depth == depth &&
+            memcmp(st->frames, frames, depth * sizeof(*frames)) == 0)
+            return st->id;
+    }
+    return -1;
+}
+
+/* Records index idx (0-based) for id in an id index; 0 or RT_ENOMEM. */
+static int index_id(uint32_t **by_id, size_t *cap, uint32_t id, size_t idx)
+{
+    if (grow((void **)by_id, cap, (size_t)id + 1, sizeof(**by_id), true))
+        return RT_ENOMEM;
+    (*by_id)[id] = (uint32_t)(idx + 1);
+    return 0;
+}
+
+static void insert_slot(uint32_t *slots, size_t nslots, uint64_t h, size_t idx)
+{
+    size_t j = (size_t)h & (nslots - 1);
+    while (slots[j])
+        j = (j + 1) & (nslots - 1);
+    slots[j] = (uint32_t)(idx + 1);
+}
+
+int rt__store_dict_add_frame(struct rt__store_dict *d, uint32_t id, const char *name, size_t len,
+                             uint64_t h)
+{
+    if (d->by_id && id < d->cap_frame_by_id && d->frame_by_id[id])
+        return 0;
+    if (len > UINT32_MAX || d->nframes >= UINT32_MAX - 1)
+        return RT_ENOMEM;
+    if (grow((void **)&d->frames, &d->cap_frames, d->nframes + 1, sizeof(*d->frames), false))
+        return RT_ENOMEM;
+    if ((d->nframes + 1) * 2 > d->nframe_slots &&
+        rehash(&d->frame_slots, &d->nframe_slots, d->nframes, d->frames, sizeof(*d->frames),
+               offsetof(struct rt__store_frame, hash)))
+        return RT_ENOMEM;
+    if (d->by_id && index_id(&d->frame_by_id, &d->cap_frame_by_id, id, d->nframes))
+        return RT_ENOMEM;
+    char *copy = arena_alloc(&d->arena, len + 1);
+    if (!copy) {
+        if (d->by_id)
+            d->frame_by_id[id] = 0;
+        return RT_ENOMEM;
+    }
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    d->frames[d->nframes] = (struct rt__store_frame){copy, (uint32_t)len, id, h};
+    insert_slot(d->frame_slots, d->nframe_slots, h, d->nframes);
+    d->nframes++;
+    return 0;
+}
+
+int rt__store_dict_add_stack(struct rt__store_dict *d, uint32_t id, const uint32_t *frames,
+                             size_t depth, uint64_t h)
+{
+    if (d->by_id && id < d->cap_stack_by_id && d->stack_by_id[id])
+        return 0;
+    if (depth > UINT32_MAX / sizeof(*frames) || d->nstacks >= UINT32_MAX - 1)
+        return RT_ENOMEM;
+    if (grow((void **)&d->stacks, &d->cap_stacks, d->nstacks + 1, sizeof(*d->stacks), false))
+        return RT_ENOMEM;
+    if ((d->nstacks + 1) * 2 > d->nstack_slots &&
+        rehash(&d->stack_slots, &d->nstack_slots, d->nstacks, d->stacks, sizeof(*d->stacks),
+               offsetof(struct rt__store_stack, hash)))
+        return RT_ENOMEM;
+    if (d->by_id && index_id(&d->stack_by_id, &d->cap_stack_by_id, id, d->nstacks))
+        return RT_ENOMEM;
+    uint32_t *copy = arena_alloc(&d->arena, depth * sizeof(*frames) + 1);
+    if (!copy) {
+        if (d->by_id)
+            d->stack_by_id[id] = 0;
+        return RT_ENOMEM;
+    }
+    if (depth)
+        memcpy(copy, frames, depth * sizeof(*frames));
+    d->stacks[d->nstacks] = (struct rt__store_stack){copy, (uint32_t)depth, id, h};
+    insert_slot(d->stack_slots, d->nstack_slots, h, d->nstacks);
+    d->nstacks++;
+    return 0;
+}
+
+const char *rt__store_dict_frame_name(const struct rt__store_dict *d, uint32_t id)
+{
+    if (!d->by_id || id >= d->cap_frame_by_id || !d->frame_by_id[id])
+        return NULL;
+    return d->frames[d->frame_by_id[id] - 1].name;
+}
+
+const struct rt__store_stack *rt__store_dict_stack(const struct rt__store_dict *d, uint32_t id)
+{
+    if (!d->by_id || id >= d->cap_stack_by_id || !d->stack_by_id[id])
+        return NULL;
+    return &d->stacks[d->stack_by_id[id] - 1];
+}
+
+int rt__store_dict_merge(struct rt__store_dict *dst, const struct rt__store_dict *src)
+{
+    for (size_t i = 0; i < src->nframes; i++) {
+        const struct rt__store_frame *f = &src->frames[i];
+        if (rt__store_dict_add_frame(dst, f->id, f->name, f->len, f->hash))
+            return RT_ENOMEM;
+    }
+    for (size_t i = 0; i < src->nstacks; i++) {
+        const struct rt__store_stack *st = &src->stacks[i];
+        if (rt__store_dict_add_stack(dst, st->id, st->frames, st->depth, st->hash))
+            return RT_ENOMEM;
+    }
+    return 0;
+}

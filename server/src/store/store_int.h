@@ -1,0 +1,181 @@
+/* Store internals shared by store.c and its backends: the backend operations table, the
+ * dictionary of interned frames and stacks (the cache behind rt_store_stack), and the binary
+ * encodings of stacks and of a profile's aggregated rows. Nothing outside store/ includes it. */
+#ifndef RT_STORE_INT_H
+#define RT_STORE_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/buf.h"
+#include "rt/err.h"
+#include "rt/store.h"
+
+/* ---- Backend operations (the rt_store_* functions minus open, see store.h) ---- */
+
+struct rt__store_ops {
+    const char *name; /* "sqlite" */
+    void (*free)(struct rt_store *s);
+    int (*put_profiles)(struct rt_store *s, struct rt_profile *const *ps, size_t n,
+                        struct rt_store_put_result *res, struct rt_error *err);
+    int (*scan)(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
+                void *ud, struct rt_error *err);
+    /* Reads stack (frame) id from the backend into s->dict. Returns 0, RT_ENOTFOUND or RT_EIO. */
+    int (*load_stack)(struct rt_store *s, uint32_t id, struct rt_error *err);
+    int (*load_frame)(struct rt_store *s, uint32_t id, struct rt_error *err);
+    int (*put_poll)(struct rt_store *s, const char *service, const char *instance, int64_t at_ns,
+                    struct rt_error *err);
+    int (*scan_liveness)(struct rt_store *s, const char *service, int64_t from_ns, int64_t to_ns,
+                         rt_store_liveness_cb cb, void *ud, struct rt_error *err);
+    int (*put_deploy)(struct rt_store *s, const struct rt_deploy *d, struct rt_error *err);
+    int (*scan_deploys)(struct rt_store *s, const char *service, int64_t from_ns, int64_t to_ns,
+                        rt_store_deploy_cb cb, void *ud, struct rt_error *err);
+    int (*put_issue)(struct rt_store *s, const struct rt_issue *i, int64_t *id,
+                     struct rt_error *err);
+    int (*scan_issues)(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
+                       struct rt_error *err);
+    int (*scan_services)(struct rt_store *s, rt_store_service_cb cb, void *ud,
+                         struct rt_error *err);
+    int (*scan_instances)(struct rt_store *s, const char *service, rt_store_instance_cb cb,
+                          void *ud, struct rt_error *err);
+    int (*retain)(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err);
+    int64_t (*disk_bytes)(struct rt_store *s);
+    int64_t (*profile_count)(struct rt_store *s);
+};
+
+/* ---- Dictionary of frames and stacks ---- */
+
+/* Chunked arena: memory handed out never moves, so pointers into it stay valid until cleanup. */
+struct rt__store_arena {
+    struct rt__store_arena_block *head; /* newest block first */
+    size_t bytes;                       /* total bytes allocated in blocks */
+};
+
+/* One interned frame. */
+struct rt__store_frame {
+    const char *name; /* NUL-terminated, in the arena */
+    uint32_t len;     /* bytes of name */
+    uint32_t id;      /* the backend's frame id */
+    uint64_t hash;    /* rt_hash of name */
+};
+
+/* One interned stack. */
+struct rt__store_stack {
+    const uint32_t *frames; /* frame ids, root first, in the arena */
+    uint32_t depth;         /* number of frames */
+    uint32_t id;            /* the backend's stack id */
+    uint64_t hash;          /* rt__store_stack_hash of frames */
+};
+
+/* Frames and stacks found by id, by name (frames) and by content (stacks). Not thread-safe by
+ * itself: the store guards its committed dictionary with dict_lock. */
+struct rt__store_dict {
+    struct rt__store_arena arena;        /* names and frame arrays */
+    struct rt__store_frame *frames;      /* in insertion order */
+    size_t nframes, cap_frames;
+    struct rt__store_stack *stacks;      /* in insertion order */
+    size_t nstacks, cap_stacks;
+    uint32_t *frame_slots;               /* open addressing by name hash: index + 1 */
+    size_t nframe_slots;                 /* power of two or 0 */
+    uint32_t *stack_slots;               /* open addressing by stack hash: index + 1 */
+    size_t nstack_slots;
+    bool by_id;                          /* keep the id indexes below */
+    uint32_t *frame_by_id;               /* frame id -> index + 1 (0 = not loaded) */
+    size_t cap_frame_by_id;
+    uint32_t *stack_by_id;               /* stack id -> index + 1 */
+    size_t cap_stack_by_id;
+};
+
+void rt__store_dict_init(struct rt__store_dict *d, bool by_id);
+void rt__store_dict_cleanup(struct rt__store_dict *d);
+
+/* Id of the frame named name[0..len) with hash h, or -1. */
+int64_t rt__store_dict_find_frame(const struct rt__store_dict *d, const char *name, size_t len,
+                                  uint64_t h);
+
+/* Id of the stack with these frames and hash h, or -1. */
+int64_t rt__store_dict_find_stack(const struct rt__store_dict *d, const uint32_t *frames,
+                                  size_t depth, uint64_t h);
+
+/* Adds a copy of a frame (no-op when id is known already). Returns 0 or RT_ENOMEM. */
+int rt__store_dict_add_frame(struct rt__store_dict *d, uint32_t id, const char *name, size_t len,
+                             uint64_t h);
+
+/* Adds a copy of a stack (no-op when id is known already). Returns 0 or RT_ENOMEM. */
+int rt__store_dict_add_stack(struct rt__store_dict *d, uint32_t id, const uint32_t *frames,
+                             size_t depth, uint64_t h);
+
+/* Frame name / stack by id (needs by_id), or NULL. Valid until d is cleaned up. */
+const char *rt__store_dict_frame_name(const struct rt__store_dict *d, uint32_t id);
+const struct rt__store_stack *rt__store_dict_stack(const struct rt__store_dict *d, uint32_t id);
+
+/* Copies every entry of src into dst (entries dst knows are skipped). Returns 0 or RT_ENOMEM
+ * (dst then holds a subset, which is harmless: misses are loaded from the backend). */
+int rt__store_dict_merge(struct rt__store_dict *dst, const struct rt__store_dict *src);
+
+/* ---- The store object ---- */
+
+struct rt_store {
+    const struct rt__store_ops *ops; /* the backend */
+    void *be;                        /* backend state, owned (freed by ops->free) */
+    pthread_rwlock_t dict_lock;      /* guards dict */
+    struct rt__store_dict dict;      /* committed frames and stacks, loaded lazily */
+};
+
+/* Opens the SQLite backend on the database file path into s (ops and be). */
+int rt__sqlite_open(struct rt_store *s, const char *path, struct rt_error *err);
+
+/* ---- Encodings ---- */
+
+/* Appends an unsigned LEB128 varint; b must have 10 bytes reserved. */
+static inline void rt__store_put_uvarint(struct rt_buf *b, uint64_t v)
+{
+    unsigned char *p = (unsigned char *)b->data + b->len;
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    b->len = (size_t)(p - (unsigned char *)b->data);
+}
+
+/* Reads an unsigned varint from *p (< end), advancing *p. Returns false when malformed. */
+static inline bool rt__store_get_uvarint(const unsigned char **p, const unsigned char *end,
+                                         uint64_t *v)
+{
+    uint64_t r = 0;
+    for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+        unsigned char c = *(*p)++;
+        r |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Encodes frames (root first) as varints into b (cleared first). Returns 0 or RT_ENOMEM. */
+int rt__store_encode_stack(struct rt_buf *b, const uint32_t *frames, size_t depth);
+
+/* Decodes a stack blob into *frames (malloc'd, caller frees) and *depth. Returns 0,
+ * RT_EMALFORMED or RT_ENOMEM. */
+int rt__store_decode_stack(const void *blob, size_t n, uint32_t **frames, size_t *depth);
+
+/* Hash of an encoded stack (stable across runs and machines: it is stored). */
+uint64_t rt__store_stack_hash(const void *blob, size_t n);
+
+/* Encodes rows (sorted in place by stack id, equal ids merged) into b (cleared first).
+ * period_ns predicts value_ns from integral samples so that value = samples * period costs a
+ * byte. Returns 0 or RT_ENOMEM/RT_ETOOBIG. */
+int rt__store_encode_rows(struct rt_buf *b, struct rt_store_row *rows, size_t *nrows,
+                          int64_t period_ns);
+
+/* Decodes a rows blob into *rows (grown as needed; *cap its capacity) and *nrows.
+ * Returns 0, RT_EMALFORMED or RT_ENOMEM. */
+int rt__store_decode_rows(const void *blob, size_t n, struct rt_store_row **rows, size_t *cap,
+                          size_t *nrows);
+
+#endif

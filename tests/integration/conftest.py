@@ -1,0 +1,126 @@
+"""Starts the real roottrace binary on a free port with a temporary data directory, and
+gives tests a small HTTP client for it."""
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+BIN = os.environ.get("ROOTTRACE_BIN", os.path.abspath("build/roottrace"))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Response:
+    def __init__(self, status, body, headers):
+        self.status = status
+        self.body = body
+        self.headers = headers
+
+    def json(self):
+        return json.loads(self.body)
+
+
+class Server:
+    """A running `roottrace serve`; restartable on the same data directory."""
+
+    def __init__(self, data_dir, extra_args=()):
+        self.data_dir = str(data_dir)
+        self.extra_args = list(extra_args)
+        self.proc = None
+        self.port = None
+        self.log_path = os.path.join(os.path.dirname(self.data_dir), "server.log")
+
+    def start(self):
+        self.port = free_port()
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [BIN, "serve", "--data", self.data_dir, "--listen", f"127.0.0.1:{self.port}",
+             *self.extra_args], stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if self.get("/healthz").status == 200:
+                    return self
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}")
+            time.sleep(0.05)
+        raise RuntimeError("server did not become healthy")
+
+    def stop(self, sig=None):
+        if self.proc and self.proc.poll() is None:
+            if sig is None:
+                self.proc.terminate()
+            else:
+                self.proc.send_signal(sig)
+            self.proc.wait(timeout=30)
+        self.log.close()
+        return self.proc.returncode
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def request(self, method, path, params=None, body=None, headers=None, timeout=60):
+        url = self.url + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+            headers = {"Content-Type": "application/json", **(headers or {})}
+        req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return Response(r.status, r.read(), dict(r.headers))
+        except urllib.error.HTTPError as e:
+            return Response(e.code, e.read(), dict(e.headers))
+
+    def get(self, path, params=None, **kw):
+        return self.request("GET", path, params, **kw)
+
+    def post(self, path, params=None, body=None, **kw):
+        return self.request("POST", path, params, body, **kw)
+
+    def upload(self, data, content_type="application/octet-stream", **params):
+        return self.post("/api/v1/profiles", params, data,
+                         headers={"Content-Type": content_type})
+
+    def metric(self, name):
+        for line in self.get("/metrics").body.decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        return None
+
+
+@pytest.fixture
+def server(tmp_path):
+    srv = Server(tmp_path / "data").start()
+    yield srv
+    srv.stop()
+
+
+def cli(*args, check=True, env=None):
+    """Runs the roottrace CLI; returns CompletedProcess with text output."""
+    r = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, **(env or {})})
+    if check and r.returncode != 0:
+        raise AssertionError(f"roottrace {' '.join(args)} failed ({r.returncode}):\n"
+                             f"{r.stdout}\n{r.stderr}")
+    return r
+
+
+def shared(*parts):
+    return os.path.join(SHARED, *parts)

@@ -1,0 +1,103 @@
+"""POST /api/v1/profiles refusals (DESIGN §4): each malformed or oversized input gets a 4xx
+that says why, the server keeps serving, and nothing is stored."""
+import gzip
+import os
+import zlib
+
+import pytest
+
+import pprof_build as pb
+
+NOW = 1764460800  # 2025-11-30T00:00:00Z, a fixed time for stored profiles
+
+
+def stored(server):
+    return server.metric("roottrace_store_profiles")
+
+
+def refused(server, data, status, words, ctype="application/octet-stream", **params):
+    before = stored(server)
+    params.setdefault("service", "svc")
+    r = server.upload(data, content_type=ctype, **params)
+    assert r.status == status, (r.status, r.body)
+    body = r.json()
+    for w in words:
+        assert w in body["message"].lower(), body
+    assert server.get("/healthz").status == 200
+    assert stored(server) == before
+    return body
+
+
+def test_empty_body(server):
+    refused(server, b"", 400, ["empty"])
+
+
+def test_pprof_without_sample_type(server):
+    data = pb.build([(["main.a"], [])], sample_types=(), period_type=None)
+    refused(server, data, 400, ["sample type"])
+
+
+def test_truncated_gzip(server):
+    data = pb.cpu_profile({"main.a": 5})
+    refused(server, data[: len(data) // 2], 400, ["gzip"])
+
+
+def test_gzip_bomb(server):
+    # 300 MiB of zeros compress to ~300 KB; the decompressed limit is 256 MiB.
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk = bytes(1 << 20)
+    data = b"".join(comp.compress(chunk) for _ in range(300)) + comp.flush()
+    assert len(data) < 16 << 20
+    refused(server, data, 413, ["decompressed", "limit"])
+
+
+def test_body_over_16_mib(server):
+    refused(server, os.urandom(17 << 20), 413, ["limit"])
+
+
+def test_bad_varint(server):
+    # Field 1 (sample_type), length-delimited, whose length varint never ends.
+    refused(server, gzip.compress(b"\x0a" + b"\xff" * 11), 400, ["varint"])
+
+
+def test_string_index_out_of_range(server):
+    raw = pb.build([(["main.a"], [1, 10])], compress=False)
+    # Append a Function whose name points far past the string table.
+    bad = raw + b"\x2a\x05\x08\x63\x10\xe7\x07"  # field 5: {id: 99, name: 999}
+    refused(server, gzip.compress(bad), 400, ["string"])
+
+
+def test_folded_line_without_count(server):
+    refused(server, b"main;a;b 10\nmain;a;c\n", 400, ["line 2"], ctype="text/plain",
+            type="cpu", unit="samples", period_ns="10000000")
+
+
+def test_heap_profile_refused_naming_type(server):
+    data = pb.build([(["main.a"], [3, 4096])],
+                    sample_types=(("alloc_objects", "count"), ("alloc_space", "bytes")),
+                    period_type=("space", "bytes"))
+    refused(server, data, 422, ["alloc_space"])
+
+
+def test_type_contradiction(server):
+    refused(server, pb.cpu_profile({"main.a": 5}), 422, ["wall"], type="wall")
+
+
+def test_legacy_pprof(server):
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data",
+                           "pprof", "legacy", "google-pprof__java.heap"), "rb") as f:
+        body = refused(server, f.read(), 415, ["go tool pprof -proto"])
+    assert body["error"] == "unsupported_format"
+
+
+def test_missing_service(server):
+    r = server.upload(pb.cpu_profile({"main.a": 1}))
+    assert r.status == 400
+    assert "service" in r.json()["message"]
+
+
+def test_too_many_samples(server):
+    # One folded line per sample stack: 10^6 + 1 distinct lines are over the limit.
+    lines = b"".join(b"f%d 1\n" % i for i in range(1_000_001))
+    refused(server, gzip.compress(lines), 413, ["10"], ctype="text/plain", type="cpu",
+            unit="samples", period_ns="1000000")

@@ -1,0 +1,100 @@
+"""The server process: health, metrics, request log, clean SIGTERM, durability under
+kill -9, and the CLI working on the same data directory without a server."""
+import json
+import signal
+import threading
+import time
+
+import pprof_build as pb
+from conftest import Server, cli
+
+T = 1764460800
+S = 10**9
+
+
+def test_health_and_metrics(server):
+    r = server.get("/healthz")
+    assert r.status == 200 and r.json()["status"] == "ok"
+    assert server.upload(pb.cpu_profile({"main.a": 1}), service="m").status == 201
+    assert server.upload(b"", service="m").status == 400
+    text = server.get("/metrics").body.decode()
+    assert "roottrace_uploads_total 1" in text
+    assert 'roottrace_refusals_total{reason="malformed"} 1' in text
+    assert "roottrace_store_profiles 1" in text
+    server.get("/api/v1/profile", {"service": "m", "type": "cpu"})
+    assert server.metric('roottrace_query_duration_seconds_count{query="profile"}') == 1
+
+
+def test_sigterm_is_a_clean_stop_and_requests_are_logged(tmp_path):
+    srv = Server(tmp_path / "data").start()
+    srv.get("/api/v1/services")
+    assert srv.stop(signal.SIGTERM) == 0
+    log = open(srv.log_path).read()
+    assert '"GET /api/v1/services" 200' in log
+    assert "stopped" in log
+
+
+def test_kill_9_loses_no_acknowledged_profile(tmp_path):
+    # Recent profiles: the restarted server's retention sweep (30 d) would delete older ones.
+    T = int(time.time()) - 3600
+    srv = Server(tmp_path / "data").start()
+    acked, lock, stop = [], threading.Lock(), threading.Event()
+
+    def client(cid):
+        k = 0
+        while not stop.is_set() and k < 2000:
+            pid = f"00000000-0000-4000-8000-{cid:04d}{k:08d}"
+            try:
+                r = srv.upload(pb.cpu_profile({f"main;c{cid}": 1 + k % 7},
+                                              time_nanos=(T + k) * S, duration_nanos=S),
+                               service="crash", instance=f"c{cid}", profile_id=pid,
+                               timeout=5)
+            except OSError:
+                return
+            if r.status == 201:
+                with lock:
+                    acked.append(pid)
+            k += 1
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)
+    srv.proc.kill()
+    srv.proc.wait()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert len(acked) > 20
+    srv.log.close()
+    srv.start()
+    j = srv.get("/api/v1/profile", {"service": "crash", "type": "cpu", "from": T - 1,
+                                    "to": T + 3000}).json()
+    assert j["profiles"] >= len(acked)
+    # Every acknowledged profile is whole: re-uploading it is a duplicate.
+    for pid in acked[:: max(1, len(acked) // 25)]:
+        cid, k = int(pid[24:28]), int(pid[28:])
+        r = srv.upload(pb.cpu_profile({f"main;c{cid}": 1 + k % 7}, time_nanos=(T + k) * S,
+                                      duration_nanos=S),
+                       service="crash", instance=f"c{cid}", profile_id=pid)
+        assert r.status == 200 and r.json()["duplicate"] is True
+    srv.stop()
+
+
+def test_cli_on_data_dir_matches_api(tmp_path):
+    srv = Server(tmp_path / "data").start()
+    for k in range(3):
+        srv.upload(pb.cpu_profile({"main;a;b": 4, "main;c": 1}, time_nanos=(T + 60 * k) * S,
+                                  duration_nanos=60 * S), service="local")
+    api = srv.get("/api/v1/profile", {"service": "local", "type": "cpu", "from": T,
+                                      "to": T + 180}).json()
+    srv.stop()
+    out = cli("top", "--data", srv.data_dir, "--service", "local", "--type", "cpu", "--from",
+              str(T), "--to", str(T + 180), "--json").stdout
+    assert json.loads(out)["functions"] == api["functions"]
+    plain = cli("top", "--data", srv.data_dir, "--service", "local", "--type", "cpu", "--from",
+                str(T), "--to", str(T + 180)).stdout
+    assert "Type: cpu (excludes time spent waiting)" in plain
+    assert "Capacity:" in plain and "vCPU-hours/month" in plain
+    row = [l for l in plain.splitlines() if l.endswith("  b")][0].split()
+    assert row[0] == "120ms" and row[1] == "80.00%"

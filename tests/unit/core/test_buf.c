@@ -1,0 +1,67 @@
+/* Tests of server/src/core/buf.c and intern.c: limits, growth, interning ids. */
+#include <stdlib.h>
+
+#include "rt/buf.h"
+#include "rt/err.h"
+#include "rt/intern.h"
+#include "test.h"
+
+static void test_buf_limit(void)
+{
+    struct rt_buf b;
+    rt_buf_init(&b, 10);
+    CHECK_INT(rt_buf_puts(&b, "hello"), 0);
+    CHECK_INT(rt_buf_printf(&b, "%d", 1234), 0);
+    CHECK_STR(b.data, "hello1234");
+    CHECK_INT(rt_buf_puts(&b, "xy"), RT_ETOOBIG);
+    CHECK_INT(b.len, 9);
+    CHECK_INT(rt_buf_puts(&b, "z"), 0);
+    char *s = rt_buf_into_cstr(&b);
+    CHECK_STR(s, "hello1234z");
+    CHECK_INT(b.len, 0);
+    free(s);
+    rt_buf_cleanup(&b);
+}
+
+static void test_buf_growth(void)
+{
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    for (int i = 0; i < 10000; i++)
+        CHECK_INT(rt_buf_append(&b, "abcd", 4), 0);
+    CHECK_INT(b.len, 40000);
+    CHECK(b.data[39999] == 'd' && b.data[40000] == '\0');
+    rt_buf_cleanup(&b);
+}
+
+static void test_intern(void)
+{
+    struct rt_intern t;
+    rt_intern_init(&t);
+    uint32_t id = 99;
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "pkg.f%d", i);
+        CHECK_INT(rt_intern_get(&t, rt_str_from(name), &id), 0);
+        CHECK_INT(id, i);
+    }
+    CHECK_INT(rt_intern_get(&t, rt_str_from("pkg.f500"), &id), 0);
+    CHECK_INT(id, 500);
+    CHECK_INT(t.count, 1000);
+    CHECK_INT(rt_intern_find(&t, rt_str_from("pkg.f999")), 999);
+    CHECK_INT(rt_intern_find(&t, rt_str_from("pkg.nope")), -1);
+    CHECK_STR(rt_intern_str(&t, 7), "pkg.f7");
+    struct rt_str withnul = {"a\0b", 3};
+    CHECK_INT(rt_intern_get(&t, withnul, &id), 0);
+    CHECK_INT(id, 1000);
+    CHECK_INT(t.lens[1000], 3);
+    rt_intern_cleanup(&t);
+}
+
+int main(void)
+{
+    RUN(test_buf_limit);
+    RUN(test_buf_growth);
+    RUN(test_intern);
+    return TEST_DONE();
+}

@@ -1,0 +1,156 @@
+/* Tests of the profile model: types, stack merging, truncation of deep stacks, metadata. */
+#include <stdlib.h>
+
+#include "rt/err.h"
+#include "rt/profile.h"
+#include "test.h"
+
+static void test_ptype(void)
+{
+    enum rt_ptype t = 0;
+    CHECK(rt_ptype_parse("cpu", &t));
+    CHECK_INT(t, RT_PTYPE_CPU);
+    CHECK(rt_ptype_parse("wall", &t));
+    CHECK_INT(t, RT_PTYPE_WALL);
+    CHECK(!rt_ptype_parse("heap", &t));
+    CHECK(!rt_ptype_parse("CPU", &t));
+    CHECK(!rt_ptype_parse(NULL, &t));
+    CHECK_STR(rt_ptype_name(RT_PTYPE_CPU), "cpu");
+    CHECK_STR(rt_ptype_name(RT_PTYPE_WALL), "wall");
+    CHECK_STR(rt_ptype_note(RT_PTYPE_WALL), "includes time blocked on I/O and locks");
+    CHECK_STR(rt_ptype_note(RT_PTYPE_CPU), "excludes time spent waiting");
+}
+
+static void test_new_defaults(void)
+{
+    struct rt_profile *p = rt_profile_new(RT_PTYPE_WALL);
+    CHECK(p != NULL);
+    CHECK_INT(p->type, RT_PTYPE_WALL);
+    CHECK_INT(p->duration_ns, -1);
+    CHECK_INT(p->thread_cpu_ns, -1);
+    CHECK_INT(p->process_cpu_ns, -1);
+    CHECK_INT(p->time_ns, 0);
+    CHECK_INT(p->period_ns, 0);
+    CHECK(p->service == NULL);
+    CHECK_INT(p->nstacks, 0);
+    CHECK_INT(rt_profile_set_str(&p->service, "shop"), 0);
+    CHECK_STR(p->service, "shop");
+    CHECK_INT(rt_profile_set_str(&p->service, "cart"), 0);
+    CHECK_STR(p->service, "cart");
+    CHECK_INT(rt_profile_set_str(&p->service, NULL), 0);
+    CHECK(p->service == NULL);
+    rt_profile_free(p);
+    rt_profile_free(NULL);
+}
+
+static void test_merge(void)
+{
+    struct rt_profile *p = rt_profile_new(RT_PTYPE_CPU);
+    struct rt_str abc[] = {RT_STR_LIT("main"), RT_STR_LIT("a"), RT_STR_LIT("b")};
+    struct rt_str ab[] = {RT_STR_LIT("main"), RT_STR_LIT("a")};
+    CHECK_INT(rt_profile_add_stack(p, abc, 3, 2, 20), 0);
+    CHECK_INT(rt_profile_add_stack(p, ab, 2, 1, 10), 0);
+    CHECK_INT(rt_profile_add_stack(p, abc, 3, 3, 30), 0);
+    CHECK_INT(rt_profile_add_stack(p, abc, 0, 3, 30), RT_EINVAL);
+    CHECK_INT(p->nstacks, 2);
+    CHECK_INT(p->frames.count, 3);
+    CHECK_NEAR(p->samples, 6, 0);
+    CHECK_INT(p->value_ns, 60);
+    const struct rt_profile_stack *s = &p->stacks[0];
+    CHECK_INT(s->depth, 3);
+    CHECK_NEAR(s->samples, 5, 0);
+    CHECK_INT(s->value_ns, 50);
+    CHECK_STR(rt_profile_frame(p, p->frame_ids[s->off]), "main");
+    CHECK_STR(rt_profile_frame(p, p->frame_ids[s->off + 2]), "b");
+    /* The same stack given as ids merges with the one given as strings. */
+    uint32_t ids[2] = {p->frame_ids[s->off], p->frame_ids[s->off + 1]};
+    CHECK_INT(rt_profile_add_stack_ids(p, ids, 2, 0.5, 5), 0);
+    CHECK_INT(p->nstacks, 2);
+    CHECK_NEAR(p->stacks[1].samples, 1.5, 1e-12);
+    CHECK_INT(p->stacks[1].value_ns, 15);
+    rt_profile_free(p);
+}
+
+/* Many distinct stacks force the table to grow several times; all must still merge. */
+static void test_many_stacks(void)
+{
+    struct rt_profile *p = rt_profile_new(RT_PTYPE_CPU);
+    char names[2000][16];
+    for (int i = 0; i < 2000; i++)
+        snprintf(names[i], sizeof(names[i]), "f%d", i);
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 2000; i++) {
+            struct rt_str st[] = {RT_STR_LIT("root"), rt_str_from(names[i])};
+            CHECK_INT(rt_profile_add_stack(p, st, 2, 1, 7), 0);
+        }
+    CHECK_INT(p->nstacks, 2000);
+    CHECK_INT(p->frames.count, 2001);
+    CHECK_NEAR(p->samples, 4000, 0);
+    CHECK_INT(p->value_ns, 28000);
+    int all_two = 1;
+    for (size_t i = 0; i < p->nstacks; i++)
+        all_two &= p->stacks[i].samples == 2;
+    CHECK(all_two);
+    rt_profile_free(p);
+}
+
+static void test_truncation(void)
+{
+    enum { DEPTH = 10000 };
+    struct rt_profile *p = rt_profile_new(RT_PTYPE_CPU);
+    struct rt_str *st = malloc(DEPTH * sizeof(*st));
+    char (*names)[16] = malloc(DEPTH * sizeof(*names));
+    for (int i = 0; i < DEPTH; i++) {
+        snprintf(names[i], sizeof(names[i]), "f%d", i);
+        st[i] = rt_str_from(names[i]);
+    }
+    CHECK_INT(rt_profile_add_stack(p, st, DEPTH, 1, 10), 0);
+    CHECK_INT(p->truncated_stacks, 1);
+    CHECK_INT(p->nstacks, 1);
+    const struct rt_profile_stack *s = &p->stacks[0];
+    CHECK_INT(s->depth, RT_MAX_STACK_DEPTH);
+    CHECK_STR(rt_profile_frame(p, p->frame_ids[s->off]), RT_TRUNCATED_FRAME);
+    /* Leaf side kept: f8977 .. f9999 (1023 frames). */
+    CHECK_STR(rt_profile_frame(p, p->frame_ids[s->off + 1]), "f8977");
+    CHECK_STR(rt_profile_frame(p, p->frame_ids[s->off + s->depth - 1]), "f9999");
+    CHECK_INT(p->frames.count, 1024);
+    /* The same deep stack via ids merges into the truncated one. */
+    uint32_t *ids = malloc(DEPTH * sizeof(*ids));
+    for (int i = 0; i < DEPTH; i++)
+        CHECK_INT(rt_intern_get(&p->frames, st[i], &ids[i]), 0);
+    CHECK_INT(rt_profile_add_stack_ids(p, ids, DEPTH, 2, 20), 0);
+    CHECK_INT(p->nstacks, 1);
+    CHECK_INT(p->truncated_stacks, 2);
+    CHECK_NEAR(p->stacks[0].samples, 3, 0);
+    /* Exactly RT_MAX_STACK_DEPTH frames is not truncated. */
+    CHECK_INT(rt_profile_add_stack(p, st, RT_MAX_STACK_DEPTH, 1, 1), 0);
+    CHECK_INT(p->truncated_stacks, 2);
+    CHECK_INT(p->stacks[1].depth, RT_MAX_STACK_DEPTH);
+    CHECK_STR(rt_profile_frame(p, p->frame_ids[p->stacks[1].off]), "f0");
+    free(ids);
+    free(names);
+    free(st);
+    rt_profile_free(p);
+}
+
+static void test_value_saturates(void)
+{
+    struct rt_profile *p = rt_profile_new(RT_PTYPE_CPU);
+    struct rt_str st[] = {RT_STR_LIT("x")};
+    CHECK_INT(rt_profile_add_stack(p, st, 1, 1, INT64_MAX), 0);
+    CHECK_INT(rt_profile_add_stack(p, st, 1, 1, 5), 0);
+    CHECK(p->value_ns == INT64_MAX);
+    CHECK(p->stacks[0].value_ns == INT64_MAX);
+    rt_profile_free(p);
+}
+
+int main(void)
+{
+    RUN(test_ptype);
+    RUN(test_new_defaults);
+    RUN(test_merge);
+    RUN(test_many_stacks);
+    RUN(test_truncation);
+    RUN(test_value_saturates);
+    return TEST_DONE();
+}

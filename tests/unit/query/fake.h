@@ -1,0 +1,144 @@
+/* Test helpers for the query engine: an in-memory source of stacks and frame names (standing
+ * in for the store) and a helper that adds a synthetic profile to a query context. */
+#ifndef RT_TEST_QUERY_FAKE_H
+#define RT_TEST_QUERY_FAKE_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/query_internal.h"
+
+#define FAKE_FRAME_BASE 1000u /* frame ids start here, so ids are not indexes */
+#define FAKE_STACK_BASE 500u  /* stack ids likewise */
+#define FAKE_MAX 4096
+
+struct fake {
+    char *names[FAKE_MAX * 8];
+    uint32_t nnames;
+    uint32_t pool[FAKE_MAX * 16];
+    uint32_t npool;
+    uint32_t off[FAKE_MAX], depth[FAKE_MAX];
+    uint32_t nstacks;
+};
+
+static inline uint32_t fake_frame(struct fake *f, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < f->nnames; i++)
+        if (strlen(f->names[i]) == len && memcmp(f->names[i], name, len) == 0)
+            return FAKE_FRAME_BASE + i;
+    f->names[f->nnames] = strndup(name, len);
+    return FAKE_FRAME_BASE + f->nnames++;
+}
+
+/* Stack id of a folded stack "root;...;leaf". */
+static inline uint32_t fake_stack(struct fake *f, const char *folded)
+{
+    uint32_t ids[RT_MAX_STACK_DEPTH], n = 0;
+    for (const char *p = folded;;) {
+        const char *e = strchr(p, ';');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        ids[n++] = fake_frame(f, p, len);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    for (uint32_t s = 0; s < f->nstacks; s++)
+        if (f->depth[s] == n && memcmp(f->pool + f->off[s], ids, n * sizeof(*ids)) == 0)
+            return FAKE_STACK_BASE + s;
+    f->off[f->nstacks] = f->npool;
+    f->depth[f->nstacks] = n;
+    memcpy(f->pool + f->npool, ids, n * sizeof(*ids));
+    f->npool += n;
+    return FAKE_STACK_BASE + f->nstacks++;
+}
+
+static int fake_src_stack(void *ud, uint32_t id, const uint32_t **frames, size_t *depth)
+{
+    struct fake *f = ud;
+    if (id < FAKE_STACK_BASE || id - FAKE_STACK_BASE >= f->nstacks)
+        return RT_ENOTFOUND;
+    *frames = f->pool + f->off[id - FAKE_STACK_BASE];
+    *depth = f->depth[id - FAKE_STACK_BASE];
+    return 0;
+}
+
+static const char *fake_src_name(void *ud, uint32_t id)
+{
+    struct fake *f = ud;
+    return id >= FAKE_FRAME_BASE && id - FAKE_FRAME_BASE < f->nnames
+               ? f->names[id - FAKE_FRAME_BASE]
+               : NULL;
+}
+
+static inline struct fake *fake_new(void)
+{
+    return calloc(1, sizeof(struct fake));
+}
+
+static inline void fake_free(struct fake *f)
+{
+    for (uint32_t i = 0; f && i < f->nnames; i++)
+        free(f->names[i]);
+    free(f);
+}
+
+static inline struct rt__query_src fake_src(struct fake *f)
+{
+    struct rt__query_src src = {fake_src_stack, fake_src_name, f};
+    return src;
+}
+
+/* One row of a synthetic profile. */
+struct frow {
+    const char *stack;  /* folded */
+    double samples;
+    int64_t value_ns;
+};
+
+/* Optional metadata of a synthetic profile. */
+struct fmeta {
+    const char *instance;
+    int64_t start_ns, duration_ns;
+    bool no_counts;          /* has_counts false */
+    int64_t thread_cpu_ns;   /* 0 = absent (tests use -1 semantics through this) */
+    bool has_thread_cpu;
+};
+
+static inline int fake_add(struct rt__query_ctx *c, struct fake *f, int k, const struct fmeta *fm,
+                    const struct frow *rows, size_t n)
+{
+    struct rt_store_row *r = calloc(n ? n : 1, sizeof(*r));
+    struct rt_profile_meta m = {0};
+    m.instance = fm->instance ? fm->instance : "i1";
+    m.time_ns = fm->start_ns;
+    m.duration_ns = fm->duration_ns;
+    m.period_ns = 10000000;
+    m.thread_cpu_ns = fm->has_thread_cpu ? fm->thread_cpu_ns : -1;
+    m.process_cpu_ns = -1;
+    m.has_counts = !fm->no_counts;
+    for (size_t i = 0; i < n; i++) {
+        r[i].stack_id = fake_stack(f, rows[i].stack);
+        r[i].samples = rows[i].samples;
+        r[i].value_ns = rows[i].value_ns;
+        m.samples += rows[i].samples;
+        m.value_ns += rows[i].value_ns;
+    }
+    int rc = rt__query_add_profile(c, k, &m, r, n);
+    free(r);
+    return rc;
+}
+
+/* Index of the function named name in a finished context, or -1. */
+static inline int fake_fn(const struct rt__query_ctx *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->nfns; i++)
+        if (strcmp(c->fns[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+#define S_NS 1000000000LL
+#define MS_NS 1000000LL
+
+#endif

@@ -1,0 +1,240 @@
+/* Tests of the capacity estimate (DESIGN §7) as a pure function, each against a hand
+ * computation written beside it. Window W = [0, 600 s) unless said otherwise. */
+#include <math.h>
+
+#include "query/query_internal.h"
+#include "test.h"
+
+#define S 1000000000LL
+#define REL 1e-9
+
+static struct rt__query_prof prof(uint32_t inst, double start_s, double dur_s, double cpu_s)
+{
+    struct rt__query_prof p = {inst, (int64_t)llround(start_s * S),
+                               dur_s < 0 ? -1 : (int64_t)llround(dur_s * S), cpu_s * S};
+    return p;
+}
+
+static struct rt__query_cap run(const struct rt__query_prof *ps, size_t np,
+                                const struct rt__query_live *live, size_t nl, uint32_t ninst,
+                                double *factor)
+{
+    struct rt__query_cap_in in = {0, 600 * S, ninst, ps, np, live, nl};
+    struct rt__query_cap out;
+    CHECK_INT(rt__query_capacity(&in, factor, &out), 0);
+    return out;
+}
+
+/* Gapless: ten back-to-back 60 s profiles of 6 CPU-s each. A = P = 600 s, so the estimate is
+ * 730 * 60 / 600 = 73 vCPU-hours per month (0.1 core for 730 h). */
+static void test_gapless(void)
+{
+    struct rt__query_prof ps[10];
+    for (int i = 0; i < 10; i++)
+        ps[i] = prof(0, 60.0 * i, 60, 6);
+    double f[1];
+    struct rt__query_cap c = run(ps, 10, NULL, 0, 1, f);
+    CHECK(c.available);
+    CHECK_NEAR(c.vcpu_hours_per_month, 73.0, REL);
+    CHECK_NEAR(c.cpu_s, 60.0, REL);
+    CHECK_NEAR(c.window_s, 600.0, REL);
+    CHECK_NEAR(c.profiled_s, 600.0, REL);
+    CHECK_NEAR(c.alive_s, 600.0, REL);
+    CHECK_NEAR(c.coverage, 1.0, REL);
+    CHECK_NEAR(f[0], 1.0, REL);
+    CHECK_INT(c.instances_alive, 1);
+    CHECK_INT(c.instances_profiled, 1);
+    CHECK_INT(c.instances_unprofiled, 0);
+}
+
+/* Duty cycle: a 10 s profile every 60 s ([0,10), [60,70), ... [540,550)), 1 CPU-s each
+ * (0.1 core while profiled), polls every 10 s from 0 to 590. P = 100 s; A = 590 - 0 = 590 s.
+ * Estimate = 730 / 600 * 10 * 590 / 100 = 71.78333... */
+static void test_duty_cycle(void)
+{
+    struct rt__query_prof ps[10];
+    for (int i = 0; i < 10; i++)
+        ps[i] = prof(0, 60.0 * i, 10, 1);
+    struct rt__query_live live = {0, 0, 590 * S};
+    double f[1];
+    struct rt__query_cap c = run(ps, 10, &live, 1, 1, f);
+    CHECK(c.available);
+    CHECK_NEAR(c.vcpu_hours_per_month, 730.0 / 600.0 * 10.0 * 590.0 / 100.0, REL);
+    CHECK_NEAR(c.profiled_s, 100.0, REL);
+    CHECK_NEAR(c.alive_s, 590.0, REL);
+    CHECK_NEAR(c.coverage, 100.0 / 590.0, REL);
+    CHECK_NEAR(f[0], 5.9, REL);
+    /* Without the polls the instance's evidence ends with its last profile at 550 s. */
+    c = run(ps, 10, NULL, 0, 1, f);
+    CHECK_NEAR(c.alive_s, 550.0, REL);
+    CHECK_NEAR(c.vcpu_hours_per_month, 730.0 / 600.0 * 10.0 * 550.0 / 100.0, REL);
+}
+
+/* Toggle in the middle: profiling on for [0, 300) (five 60 s profiles, 6 CPU-s each), off
+ * after; polls continue to 590 s. P = 300, A = 590: 730/600 * 30 * 590/300 = 71.78333... */
+static void test_toggle(void)
+{
+    struct rt__query_prof ps[5];
+    for (int i = 0; i < 5; i++)
+        ps[i] = prof(0, 60.0 * i, 60, 6);
+    struct rt__query_live live = {0, 5 * S, 590 * S};
+    struct rt__query_cap c = run(ps, 5, &live, 1, 1, NULL);
+    CHECK_NEAR(c.vcpu_hours_per_month, 730.0 / 600.0 * 30.0 * 590.0 / 300.0, REL);
+    CHECK_NEAR(c.profiled_s, 300.0, REL);
+    CHECK_NEAR(c.alive_s, 590.0, REL);
+}
+
+/* Instance 1 gapless for the whole window (60 CPU-s); instance 2 starts at 300 s, gapless
+ * (five 60 s profiles of 6 CPU-s), polls from 300 s. Both A_i = P_i:
+ * 730/600 * (60 + 30) = 109.5; alive 900 s, profiled 900 s. */
+static void test_instance_mid_window(void)
+{
+    struct rt__query_prof ps[15];
+    for (int i = 0; i < 10; i++)
+        ps[i] = prof(0, 60.0 * i, 60, 6);
+    for (int i = 0; i < 5; i++)
+        ps[10 + i] = prof(1, 300 + 60.0 * i, 60, 6);
+    struct rt__query_live live[2] = {{0, 0, 590 * S}, {1, 300 * S, 590 * S}};
+    double f[2];
+    struct rt__query_cap c = run(ps, 15, live, 2, 2, f);
+    CHECK_NEAR(c.vcpu_hours_per_month, 109.5, REL);
+    CHECK_NEAR(c.alive_s, 900.0, REL);
+    CHECK_NEAR(c.profiled_s, 900.0, REL);
+    CHECK_INT(c.instances_alive, 2);
+    CHECK_INT(c.instances_profiled, 2);
+    CHECK_NEAR(f[1], 1.0, REL);
+}
+
+/* Profiles straddling both edges: [-30, 30) and [570, 630) of 6 CPU-s each weigh 1/2 (their
+ * CPU enters as 3 s), nine whole ones between. cpu = 3 + 9*6 + 3 = 60; P = A = 600 (clipped):
+ * 73 vCPU-hours. */
+static void test_straddling(void)
+{
+    struct rt__query_prof ps[11];
+    double w = rt__query_weight(-30 * S, 60 * S, 0, 600 * S);
+    CHECK_NEAR(w, 0.5, REL);
+    ps[0] = prof(0, -30, 60, 6 * w);
+    for (int i = 0; i < 9; i++)
+        ps[1 + i] = prof(0, 30 + 60.0 * i, 60, 6);
+    ps[10] = prof(0, 570, 60, 6 * rt__query_weight(570 * S, 60 * S, 0, 600 * S));
+    struct rt__query_cap c = run(ps, 11, NULL, 0, 1, NULL);
+    CHECK_NEAR(c.cpu_s, 60.0, REL);
+    CHECK_NEAR(c.profiled_s, 600.0, REL);
+    CHECK_NEAR(c.alive_s, 600.0, REL);
+    CHECK_NEAR(c.vcpu_hours_per_month, 73.0, REL);
+}
+
+/* One instance's profiles overlapping in time (e.g. the PHP workers of one pool, DESIGN §5):
+ * the covered time counts once, the CPU of both adds up. W = [0, 600), two profiles [0, 600)
+ * with 60 and 30 CPU-s: P = A = 600, estimate 730 * 90 / 600 = 109.5. */
+static void test_overlap_counts_once(void)
+{
+    struct rt__query_prof ps[2] = {prof(0, 0, 600, 60), prof(0, 0, 600, 30)};
+    struct rt__query_cap c = run(ps, 2, NULL, 0, 1, NULL);
+    CHECK_NEAR(c.profiled_s, 600.0, REL);
+    CHECK_NEAR(c.vcpu_hours_per_month, 109.5, REL);
+    /* Partly overlapping: [0, 100) and [50, 200): union 200 s; polls to 400 s: A = 400. */
+    struct rt__query_prof qs[2] = {prof(0, 0, 100, 1), prof(0, 50, 150, 2)};
+    struct rt__query_live live = {0, 10 * S, 400 * S};
+    c = run(qs, 2, &live, 1, 1, NULL);
+    CHECK_NEAR(c.profiled_s, 200.0, REL);
+    CHECK_NEAR(c.alive_s, 400.0, REL);
+    CHECK_NEAR(c.vcpu_hours_per_month, 730.0 / 600.0 * 3.0 * 400.0 / 200.0, REL);
+}
+
+/* An unknown (-1) or zero duration makes the estimate unavailable with the reason; the
+ * inputs are still filled (the known profile covers 60 s). */
+static void test_unknown_duration(void)
+{
+    struct rt__query_prof ps[2] = {prof(0, 0, 60, 6), prof(0, 100, -1, 6)};
+    struct rt__query_cap c = run(ps, 2, NULL, 0, 1, NULL);
+    CHECK(!c.available);
+    CHECK_STR(c.reason, "profile duration unknown");
+    CHECK(isnan(c.vcpu_hours_per_month));
+    CHECK_NEAR(c.profiled_s, 60.0, REL);
+    CHECK_NEAR(c.alive_s, 100.0, REL); /* evidence from 0 to the second profile's start */
+    ps[1] = prof(0, 100, 0, 6);
+    c = run(ps, 2, NULL, 0, 1, NULL);
+    CHECK(!c.available);
+    CHECK_STR(c.reason, "profile duration unknown");
+}
+
+/* No profiles: unavailable; an instance with polls only is alive and unprofiled. */
+static void test_no_profiles(void)
+{
+    struct rt__query_live live = {0, 10 * S, 500 * S};
+    struct rt__query_cap c = run(NULL, 0, &live, 1, 1, NULL);
+    CHECK(!c.available);
+    CHECK_STR(c.reason, "no profiles in window");
+    CHECK_INT(c.instances_alive, 1);
+    CHECK_INT(c.instances_unprofiled, 1);
+    CHECK_NEAR(c.alive_s, 490.0, REL);
+    CHECK_NEAR(c.coverage, 0.0, REL);
+    c = run(NULL, 0, NULL, 0, 0, NULL);
+    CHECK(isnan(c.coverage));
+    CHECK_INT(c.instances_alive, 0);
+}
+
+/* A profiled and an unprofiled instance: the unprofiled one's CPU is absent, its alive time
+ * lowers the coverage: P = 600, A = 600 + 300, coverage 2/3, estimate 73. */
+static void test_unprofiled(void)
+{
+    struct rt__query_prof ps[1] = {prof(0, 0, 600, 60)};
+    struct rt__query_live live[2] = {{0, 0, 590 * S}, {1, 100 * S, 400 * S}};
+    double f[2];
+    struct rt__query_cap c = run(ps, 1, live, 2, 2, f);
+    CHECK_NEAR(c.vcpu_hours_per_month, 73.0, REL);
+    CHECK_INT(c.instances_alive, 2);
+    CHECK_INT(c.instances_profiled, 1);
+    CHECK_INT(c.instances_unprofiled, 1);
+    CHECK_NEAR(c.coverage, 600.0 / 900.0, REL);
+    CHECK_NEAR(f[1], 0.0, REL);
+}
+
+/* Polls outside the window are clipped; an empty window is unavailable. */
+static void test_edges(void)
+{
+    struct rt__query_prof ps[1] = {prof(0, 100, 100, 10)};
+    struct rt__query_live live = {0, -50 * S, 900 * S};
+    struct rt__query_cap c = run(ps, 1, &live, 1, 1, NULL);
+    CHECK_NEAR(c.alive_s, 600.0, REL);
+    CHECK_NEAR(c.vcpu_hours_per_month, 730.0 / 600.0 * 10.0 * 6.0, REL);
+    struct rt__query_cap_in in = {5, 5, 1, ps, 1, NULL, 0};
+    CHECK_INT(rt__query_capacity(&in, NULL, &c), 0);
+    CHECK(!c.available);
+    CHECK_STR(c.reason, "window is empty");
+    CHECK_NEAR(rt__query_vcpu_hours(3600e9, 3600), 730.0, REL);
+}
+
+static void test_inputs_json(void)
+{
+    struct rt__query_prof ps[10];
+    for (int i = 0; i < 10; i++)
+        ps[i] = prof(0, 60.0 * i, 60, 6);
+    struct rt__query_cap c = run(ps, 10, NULL, 0, 1, NULL);
+    json_t *o = rt__query_cap_inputs_json(&c);
+    CHECK_NEAR(json_real_value(json_object_get(o, "cpu_s")), 60.0, REL);
+    CHECK_NEAR(json_real_value(json_object_get(o, "window_s")), 600.0, REL);
+    CHECK_INT(json_integer_value(json_object_get(o, "hours_per_month")), 730);
+    CHECK_INT(json_integer_value(json_object_get(o, "instances_profiled")), 1);
+    CHECK_STR(json_string_value(json_object_get(o, "note")),
+              "capacity estimate assuming the window's average rate holds for a month; not a bill");
+    CHECK(json_is_null(json_object_get(o, "unprofiled_note")));
+    json_decref(o);
+}
+
+int main(void)
+{
+    RUN(test_gapless);
+    RUN(test_duty_cycle);
+    RUN(test_toggle);
+    RUN(test_instance_mid_window);
+    RUN(test_straddling);
+    RUN(test_overlap_counts_once);
+    RUN(test_unknown_duration);
+    RUN(test_no_profiles);
+    RUN(test_unprofiled);
+    RUN(test_edges);
+    RUN(test_inputs_json);
+    return TEST_DONE();
+}

@@ -1,0 +1,253 @@
+/* Tests of window aggregation (DESIGN §6): overlap weighting, self and total per function
+ * (recursion counted once per stack), and the profile answer built on it. */
+#include <math.h>
+
+#include "fake.h"
+#include "test.h"
+
+#define REL 1e-9
+
+static void init1(struct rt__query_ctx *c, struct fake *f, enum rt_ptype t, int64_t from_s,
+                  int64_t to_s)
+{
+    rt__query_ctx_init(c, fake_src(f), t, 1);
+    rt__query_ctx_window(c, 0, from_s * S_NS, to_s * S_NS);
+}
+
+static void add(struct rt__query_ctx *c, struct fake *f, const char *inst, int64_t start_s,
+                int64_t dur_s, const struct frow *rows, size_t n)
+{
+    struct fmeta m = {inst, start_s * S_NS, dur_s < 0 ? -1 : dur_s * S_NS, false, 0, false};
+    CHECK_INT(fake_add(c, f, 0, &m, rows, n), 0);
+}
+
+static void test_weight(void)
+{
+    CHECK_NEAR(rt__query_weight(0, 60 * S_NS, 0, 600 * S_NS), 1.0, REL);
+    CHECK_NEAR(rt__query_weight(-30 * S_NS, 60 * S_NS, 0, 600 * S_NS), 0.5, REL);
+    CHECK_NEAR(rt__query_weight(590 * S_NS, 40 * S_NS, 0, 600 * S_NS), 0.25, REL);
+    CHECK_NEAR(rt__query_weight(-60 * S_NS, 60 * S_NS, 0, 600 * S_NS), 0.0, REL); /* ends at from */
+    CHECK_NEAR(rt__query_weight(600 * S_NS, 60 * S_NS, 0, 600 * S_NS), 0.0, REL); /* half-open */
+    CHECK_NEAR(rt__query_weight(-100 * S_NS, 1000 * S_NS, 0, 600 * S_NS), 0.6, REL);
+    CHECK_NEAR(rt__query_weight(5 * S_NS, -1, 0, 600 * S_NS), 1.0, REL);  /* unknown: start in */
+    CHECK_NEAR(rt__query_weight(5 * S_NS, 0, 0, 600 * S_NS), 1.0, REL);
+    CHECK_NEAR(rt__query_weight(600 * S_NS, -1, 0, 600 * S_NS), 0.0, REL);
+    CHECK_NEAR(rt__query_weight(-1, -1, 0, 600 * S_NS), 0.0, REL);
+}
+
+/* Window [0, 600): a profile [-30, 30) with 100 samples of a (1 s) weighs 1/2; one at
+ * [300, 360) with 100 samples of b weighs 1; one at [570, 630) weighs 1/2 (c). Totals:
+ * samples 50 + 100 + 50 = 200, value 0.5 + 1 + 0.5 = 2 s; a's share 25 %. */
+static void test_straddling_weights(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow a = {"main;a", 100, S_NS}, b = {"main;b", 100, S_NS}, cc = {"main;c", 100, S_NS};
+    add(&c, f, "i1", -30, 60, &a, 1);
+    add(&c, f, "i1", 300, 60, &b, 1);
+    add(&c, f, "i1", 570, 60, &cc, 1);
+    add(&c, f, "i1", 600, 60, &cc, 1); /* outside: ignored */
+    CHECK_INT(rt__query_finish(&c), 0);
+    CHECK_INT(c.win[0].profiles, 3);
+    CHECK_NEAR(c.win[0].samples, 200.0, REL);
+    CHECK_NEAR(c.win[0].value_ns, 2e9, REL);
+    int ia = fake_fn(&c, "a");
+    CHECK(ia >= 0);
+    CHECK_NEAR(c.fns[ia].self_s[0], 50.0, REL);
+    CHECK_NEAR(c.fns[ia].self_v[0], 0.5e9, REL);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    CHECK_NEAR(json_real_value(json_object_get(out, "samples")), 200.0, REL);
+    CHECK_INT(json_integer_value(json_object_get(out, "value_ns")), 2 * S_NS);
+    json_t *fns = json_object_get(out, "functions");
+    /* main (self 0) last; b (1 s) first; a and c tie at 0.5 s: by name */
+    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 0), "name")), "b");
+    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 1), "name")), "a");
+    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 2), "name")), "c");
+    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 3), "name")), "main");
+    json_t *fa = json_array_get(fns, 1);
+    CHECK_NEAR(json_real_value(json_object_get(fa, "self_share")), 25.0, REL);
+    CHECK_NEAR(json_real_value(json_object_get(fa, "self_samples")), 50.0, REL);
+    json_t *fm = json_array_get(fns, 3);
+    CHECK_NEAR(json_real_value(json_object_get(fm, "total_share")), 100.0, REL);
+    CHECK_INT(json_integer_value(json_object_get(fm, "total_ns")), 2 * S_NS);
+    CHECK_INT(json_integer_value(json_object_get(fm, "self_ns")), 0);
+    json_decref(out);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
+/* Recursion: in "main;f;g;f" f is counted once in total; self belongs to the leaf only.
+ * Stacks: main;f;g;f 30 samples (300 ms), main;f 10 (100 ms), main;g 60 (600 ms).
+ * total(f) = 400 ms (40 %), self(f) = 400 ms; total(g) = 900 ms, self(g) = 600 ms. */
+static void test_self_total_recursion(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow rows[] = {{"main;f;g;f", 30, 300 * MS_NS},
+                          {"main;f", 10, 100 * MS_NS},
+                          {"main;g", 60, 600 * MS_NS}};
+    add(&c, f, "i1", 0, 600, rows, 3);
+    CHECK_INT(rt__query_finish(&c), 0);
+    const struct rt__query_fn *ff = &c.fns[fake_fn(&c, "f")], *g = &c.fns[fake_fn(&c, "g")];
+    CHECK_NEAR(ff->total_v[0], 400.0 * MS_NS, REL);
+    CHECK_NEAR(ff->self_v[0], 400.0 * MS_NS, REL);
+    CHECK_NEAR(ff->total_s[0], 40.0, REL);
+    CHECK_NEAR(g->total_v[0], 900.0 * MS_NS, REL);
+    CHECK_NEAR(g->self_v[0], 600.0 * MS_NS, REL);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    json_t *fns = json_object_get(out, "functions");
+    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 0), "name")), "g");
+    CHECK_NEAR(json_real_value(json_object_get(json_array_get(fns, 1), "total_share")), 40.0,
+               REL);
+    /* gapless 600 s, 1 s CPU: 730 * 1 / 600; g: 730 * 0.6 / 600 */
+    json_t *cap = json_object_get(out, "capacity");
+    CHECK_NEAR(json_real_value(json_object_get(cap, "vcpu_hours_per_month")), 730.0 / 600, REL);
+    CHECK_NEAR(json_real_value(json_object_get(json_array_get(fns, 0), "vcpu_hours_per_month")),
+               730.0 * 0.6 / 600, REL);
+    json_decref(out);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
+/* limit: 5 functions, limit 2 -> 2 listed, truncated; limit 5 -> not truncated. */
+static void test_limit(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow rows[] = {{"a", 5, 5}, {"b", 4, 4}, {"c", 3, 3}, {"d", 2, 2}, {"e", 1, 1}};
+    add(&c, f, "i1", 0, 600, rows, 5);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "shop", 2);
+    CHECK_INT(json_array_size(json_object_get(out, "functions")), 2);
+    CHECK(json_is_true(json_object_get(out, "truncated")));
+    CHECK_STR(json_string_value(json_object_get(
+                  json_array_get(json_object_get(out, "functions"), 1), "name")),
+              "b");
+    json_decref(out);
+    out = rt__query_profile_json(&c, "shop", 5);
+    CHECK_INT(json_array_size(json_object_get(out, "functions")), 5);
+    CHECK(json_is_false(json_object_get(out, "truncated")));
+    json_decref(out);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
+/* A wall answer: capacity null with the reason, per-function vcpu null, no cpu_agreement. */
+static void test_wall_profile(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_WALL, 0, 600);
+    struct frow rows[] = {{"main;sleep", 100, S_NS}};
+    struct fmeta m = {"i1", 0, 600 * S_NS, false, S_NS, true};
+    CHECK_INT(fake_add(&c, f, 0, &m, rows, 1), 0);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "py", 1000);
+    CHECK_STR(json_string_value(json_object_get(out, "type")), "wall");
+    CHECK(json_is_null(json_object_get(out, "capacity")));
+    CHECK_STR(json_string_value(json_object_get(out, "capacity_unavailable")),
+              "wall-clock profiles include time blocked on I/O and locks; CPU cannot be "
+              "derived from them");
+    json_t *fn = json_array_get(json_object_get(out, "functions"), 0);
+    CHECK(json_is_null(json_object_get(fn, "vcpu_hours_per_month")));
+    CHECK(json_is_null(json_object_get(out, "cpu_agreement")));
+    json_t *q = json_object_get(out, "quality");
+    CHECK_NEAR(json_real_value(json_object_get(q, "coverage")), 1.0, REL);
+    json_decref(out);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
+/* Unknown duration: weight 1 when its start is inside; capacity null with the reason. */
+static void test_unknown_duration(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow rows[] = {{"main;a", 10, 100 * MS_NS}};
+    add(&c, f, "i1", 100, -1, rows, 1);
+    add(&c, f, "i1", 700, -1, rows, 1); /* outside */
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    CHECK_INT(json_integer_value(json_object_get(out, "profiles")), 1);
+    CHECK_INT(json_integer_value(json_object_get(out, "value_ns")), 100 * MS_NS);
+    CHECK(json_is_null(json_object_get(out, "capacity")));
+    CHECK_STR(json_string_value(json_object_get(out, "capacity_unavailable")),
+              "profile duration unknown");
+    json_decref(out);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
+/* An empty window: no profiles, capacity null with "no profiles in window". */
+static void test_empty(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    CHECK_INT(json_integer_value(json_object_get(out, "profiles")), 0);
+    CHECK_INT(json_array_size(json_object_get(out, "functions")), 0);
+    CHECK_STR(json_string_value(json_object_get(out, "capacity_unavailable")),
+              "no profiles in window");
+    CHECK_STR(json_string_value(json_object_get(out, "from")), "1970-01-01T00:00:00Z");
+    CHECK_STR(json_string_value(json_object_get(out, "to")), "1970-01-01T00:10:00Z");
+    json_t *q = json_object_get(out, "quality");
+    CHECK(json_is_false(json_object_get(q, "has_data")));
+    CHECK(json_is_null(json_object_get(q, "coverage")));
+    json_t *fg = json_object_get(out, "flamegraph");
+    CHECK_INT(json_integer_value(json_object_get(fg, "total_ns")), 0);
+    CHECK_INT(json_array_size(json_object_get(fg, "children")), 0);
+    json_decref(out);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
+/* Per-function capacity uses each instance's A_i / P_i: instance i1 profiles [0, 100) with
+ * 1 s of a, polls to 500 s (A/P = 5); i2 gapless [0, 600) with 6 s of a and 6 s of b.
+ * a: 730/600 * (1 * 5 + 6) = 13.3833...; service: 730/600 * (5 + 12) = 20.6833... */
+static void test_per_function_capacity(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow r1[] = {{"main;a", 100, S_NS}};
+    struct frow r2[] = {{"main;a", 600, 6 * S_NS}, {"main;b", 600, 6 * S_NS}};
+    add(&c, f, "i1", 0, 100, r1, 1);
+    add(&c, f, "i2", 0, 600, r2, 2);
+    CHECK_INT(rt__query_add_liveness(&c, 0, "i1", 0, 500 * S_NS), 0);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    json_t *cap = json_object_get(out, "capacity");
+    CHECK_NEAR(json_real_value(json_object_get(cap, "vcpu_hours_per_month")),
+               730.0 / 600 * (5 + 12), REL);
+    json_t *fa = json_array_get(json_object_get(out, "functions"), 0);
+    CHECK_STR(json_string_value(json_object_get(fa, "name")), "a");
+    CHECK_NEAR(json_real_value(json_object_get(fa, "vcpu_hours_per_month")),
+               730.0 / 600 * (1 * 5 + 6), REL);
+    json_t *in = json_object_get(cap, "inputs");
+    CHECK_NEAR(json_real_value(json_object_get(in, "profiled_s")), 700.0, REL);
+    CHECK_NEAR(json_real_value(json_object_get(in, "alive_s")), 1100.0, REL);
+    CHECK_NEAR(json_real_value(json_object_get(in, "cpu_s")), 13.0, REL);
+    CHECK_INT(json_integer_value(json_object_get(in, "instances_profiled")), 2);
+    json_decref(out);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
+int main(void)
+{
+    RUN(test_weight);
+    RUN(test_straddling_weights);
+    RUN(test_self_total_recursion);
+    RUN(test_limit);
+    RUN(test_wall_profile);
+    RUN(test_unknown_duration);
+    RUN(test_empty);
+    RUN(test_per_function_capacity);
+    return TEST_DONE();
+}

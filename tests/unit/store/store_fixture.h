@@ -1,0 +1,104 @@
+/* Helpers shared by the store's unit tests: temporary data directories and profiles built
+ * from folded-like stack strings ("a;b;c" root first). */
+#ifndef RT_STORE_FIXTURE_H
+#define RT_STORE_FIXTURE_H
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt/profile.h"
+#include "rt/store.h"
+#include "rt/str.h"
+
+/* A new empty directory under /tmp (caller frees the path and removes the directory). */
+static char *fixture_tmpdir(void)
+{
+    char *d = strdup("/tmp/rt_store_test_XXXXXX");
+    if (!d || !mkdtemp(d)) {
+        perror("mkdtemp");
+        exit(2);
+    }
+    return d;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Removes a directory tree and frees its path. */
+static void fixture_rmdir(char *dir)
+{
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
+/* Adds a stack given as "root;child;leaf". */
+static int fixture_add(struct rt_profile *p, const char *folded, double samples, int64_t value)
+{
+    struct rt_str frames[64];
+    size_t n = 0;
+    const char *s = folded;
+    while (*s && n < 64) {
+        const char *e = strchr(s, ';');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        frames[n++] = (struct rt_str){s, len};
+        s += len + (e ? 1 : 0);
+    }
+    return rt_profile_add_stack(p, frames, n, samples, value);
+}
+
+/* A profile with metadata; fields NULL are left unset. */
+static struct rt_profile *fixture_profile(enum rt_ptype t, const char *service,
+                                          const char *instance, const char *version,
+                                          const char *profile_id, int64_t time_ns,
+                                          int64_t duration_ns)
+{
+    struct rt_profile *p = rt_profile_new(t);
+    if (!p)
+        exit(2);
+    rt_profile_set_str(&p->service, service);
+    rt_profile_set_str(&p->instance, instance);
+    rt_profile_set_str(&p->version, version);
+    rt_profile_set_str(&p->profile_id, profile_id);
+    p->time_ns = time_ns;
+    p->duration_ns = duration_ns;
+    return p;
+}
+
+/* Stores one profile; returns the put's result code and fills *res. */
+static int fixture_put(struct rt_store *s, struct rt_profile *p, struct rt_store_put_result *res)
+{
+    struct rt_error err = {0};
+    struct rt_store_put_result local;
+    int rc = rt_store_put_profiles(s, &p, 1, res ? res : &local, &err);
+    if (rc)
+        fprintf(stderr, "put: %s\n", err.msg);
+    return rc;
+}
+
+/* Writes the folded form of a stored stack ("a;b;c") into out. */
+static void fixture_folded(struct rt_store *s, uint32_t stack_id, char *out, size_t cap)
+{
+    const uint32_t *frames;
+    size_t depth;
+    out[0] = '\0';
+    if (rt_store_stack(s, stack_id, &frames, &depth) != 0) {
+        snprintf(out, cap, "<no stack %u>", stack_id);
+        return;
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < depth; i++) {
+        const char *name = rt_store_frame_name(s, frames[i]);
+        len += (size_t)snprintf(out + len, cap > len ? cap - len : 0, "%s%s", i ? ";" : "",
+                                name ? name : "<null>");
+        if (len >= cap)
+            return;
+    }
+}
+
+#endif

@@ -1,0 +1,170 @@
+/* Tests of the store's encodings (server/src/store/store_codec.c) and of the frame/stack
+ * dictionary (server/src/store/store_dict.c). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "rt/str.h"
+#include "store/store_int.h"
+#include "test.h"
+
+static void test_varint(void)
+{
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    uint64_t vals[] = {0, 1, 127, 128, 300, UINT32_MAX, UINT64_MAX};
+    CHECK_INT(rt_buf_reserve(&b, 10 * 7), 0);
+    for (size_t i = 0; i < 7; i++)
+        rt__store_put_uvarint(&b, vals[i]);
+    CHECK_INT(b.len, 1 + 1 + 1 + 2 + 2 + 5 + 10);
+    const unsigned char *p = (const unsigned char *)b.data, *end = p + b.len;
+    for (size_t i = 0; i < 7; i++) {
+        uint64_t v = 0;
+        CHECK(rt__store_get_uvarint(&p, end, &v));
+        CHECK(v == vals[i]);
+    }
+    uint64_t v;
+    CHECK(!rt__store_get_uvarint(&p, end, &v)); /* at the end */
+    const unsigned char trunc[] = {0x80, 0x80};
+    p = trunc;
+    CHECK(!rt__store_get_uvarint(&p, trunc + 2, &v));
+    rt_buf_cleanup(&b);
+}
+
+static void test_stack_codec(void)
+{
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    uint32_t frames[] = {1, 200, 70000, UINT32_MAX};
+    CHECK_INT(rt__store_encode_stack(&b, frames, 4), 0);
+    CHECK_INT(b.len, 1 + 2 + 3 + 5);
+    uint32_t *out = NULL;
+    size_t depth = 0;
+    CHECK_INT(rt__store_decode_stack(b.data, b.len, &out, &depth), 0);
+    CHECK_INT(depth, 4);
+    CHECK(out && memcmp(out, frames, sizeof(frames)) == 0);
+    free(out);
+    /* same frames, same hash; other frames, other hash */
+    uint64_t h1 = rt__store_stack_hash(b.data, b.len);
+    uint32_t other[] = {1, 200, 70000};
+    struct rt_buf b2;
+    rt_buf_init(&b2, 0);
+    CHECK_INT(rt__store_encode_stack(&b2, other, 3), 0);
+    CHECK(rt__store_stack_hash(b2.data, b2.len) != h1);
+    /* malformed: a truncated varint, an id beyond 32 bits */
+    CHECK_INT(rt__store_decode_stack(b.data, b.len - 1, &out, &depth), RT_EMALFORMED);
+    const unsigned char big[] = {0xff, 0xff, 0xff, 0xff, 0x7f};
+    CHECK_INT(rt__store_decode_stack(big, sizeof(big), &out, &depth), RT_EMALFORMED);
+    rt_buf_cleanup(&b);
+    rt_buf_cleanup(&b2);
+}
+
+static void test_rows_codec(void)
+{
+    struct rt_store_row rows[] = {
+        {9, 3, 30000000},           /* count x period: value costs one byte */
+        {2, 2.5, 25000001},         /* fractional samples */
+        {9, 1, 10000000},           /* merged with the first */
+        {UINT32_MAX, 0, -7},        /* zero samples, negative value */
+        {5, 1e300, INT64_MAX},      /* beyond the integral form */
+        {4, -1, INT64_MIN},         /* negative samples */
+        {7, 4503599627370495.0, 1}, /* largest integral varint, value overflows the prediction */
+    };
+    size_t n = sizeof(rows) / sizeof(rows[0]);
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    CHECK_INT(rt__store_encode_rows(&b, rows, &n, 10000000), 0);
+    CHECK_INT(n, 6);
+    struct rt_store_row *out = NULL;
+    size_t cap = 0, m = 0;
+    CHECK_INT(rt__store_decode_rows(b.data, b.len, &out, &cap, &m), 0);
+    CHECK_INT(m, 6);
+    struct rt_store_row want[] = {{2, 2.5, 25000001}, {4, -1, INT64_MIN},
+                                  {5, 1e300, INT64_MAX}, {7, 4503599627370495.0, 1},
+                                  {9, 4, 40000000}, {UINT32_MAX, 0, -7}};
+    for (size_t i = 0; i < 6 && i < m; i++) {
+        CHECK_INT(out[i].stack_id, want[i].stack_id);
+        CHECK(out[i].samples == want[i].samples);
+        CHECK_INT(out[i].value_ns, want[i].value_ns);
+    }
+    /* compactness: integral count x period rows cost 3 bytes each for small ids */
+    struct rt_store_row simple[100];
+    for (uint32_t i = 0; i < 100; i++)
+        simple[i] = (struct rt_store_row){i + 1, 5, 50000000};
+    n = 100;
+    CHECK_INT(rt__store_encode_rows(&b, simple, &n, 10000000), 0);
+    CHECK(b.len <= 1 + 4 + 1 + 300);
+    /* malformed blobs are refused, not read past their end */
+    CHECK_INT(rt__store_decode_rows(b.data, b.len - 1, &out, &cap, &m), RT_EMALFORMED);
+    CHECK_INT(rt__store_decode_rows("", 0, &out, &cap, &m), RT_EMALFORMED);
+    const unsigned char bad_version[] = {2, 0, 0};
+    CHECK_INT(rt__store_decode_rows(bad_version, 3, &out, &cap, &m), RT_EMALFORMED);
+    const unsigned char huge_count[] = {1, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3};
+    CHECK_INT(rt__store_decode_rows(huge_count, sizeof(huge_count), &out, &cap, &m),
+              RT_EMALFORMED);
+    /* empty profile */
+    n = 0;
+    CHECK_INT(rt__store_encode_rows(&b, NULL, &n, 0), 0);
+    CHECK_INT(rt__store_decode_rows(b.data, b.len, &out, &cap, &m), 0);
+    CHECK_INT(m, 0);
+    free(out);
+    rt_buf_cleanup(&b);
+}
+
+static void test_dict(void)
+{
+    struct rt__store_dict d;
+    rt__store_dict_init(&d, true);
+    CHECK(rt__store_dict_frame_name(&d, 1) == NULL);
+    CHECK_INT(rt__store_dict_find_frame(&d, "a", 1, rt_hash("a", 1)), -1);
+    /* many entries: pointers handed out earlier stay valid as the dictionary grows */
+    const char *first = NULL;
+    const uint32_t *first_stack = NULL;
+    char name[32];
+    for (uint32_t id = 1; id <= 20000; id++) {
+        int len = snprintf(name, sizeof(name), "frame.%u", id);
+        CHECK_INT(rt__store_dict_add_frame(&d, id, name, (size_t)len, rt_hash(name, (size_t)len)),
+                  0);
+        uint32_t frames[3] = {1, id, id};
+        CHECK_INT(rt__store_dict_add_stack(&d, id, frames, 3, id * 7919u), 0);
+        if (id == 1) {
+            first = rt__store_dict_frame_name(&d, 1);
+            first_stack = rt__store_dict_stack(&d, 1)->frames;
+        }
+    }
+    CHECK(first == rt__store_dict_frame_name(&d, 1));
+    CHECK_STR(first, "frame.1");
+    CHECK(first_stack == rt__store_dict_stack(&d, 1)->frames);
+    CHECK_INT(rt__store_dict_find_frame(&d, "frame.777", 9, rt_hash("frame.777", 9)), 777);
+    uint32_t f[3] = {1, 555, 555};
+    CHECK_INT(rt__store_dict_find_stack(&d, f, 3, 555 * 7919u), 555);
+    CHECK_INT(rt__store_dict_find_stack(&d, f, 2, 555 * 7919u), -1);
+    /* adding a known id is a no-op */
+    CHECK_INT(rt__store_dict_add_frame(&d, 5, "other", 5, rt_hash("other", 5)), 0);
+    CHECK_STR(rt__store_dict_frame_name(&d, 5), "frame.5");
+
+    /* merge: pending entries copied, known ones skipped */
+    struct rt__store_dict p;
+    rt__store_dict_init(&p, false);
+    CHECK_INT(rt__store_dict_add_frame(&p, 30000, "new", 3, rt_hash("new", 3)), 0);
+    CHECK_INT(rt__store_dict_add_frame(&p, 7, "frame.7", 7, rt_hash("frame.7", 7)), 0);
+    uint32_t sf[1] = {30000};
+    CHECK_INT(rt__store_dict_add_stack(&p, 30001, sf, 1, 42), 0);
+    CHECK(rt__store_dict_frame_name(&p, 30000) == NULL); /* no id index */
+    CHECK_INT(rt__store_dict_find_frame(&p, "new", 3, rt_hash("new", 3)), 30000);
+    CHECK_INT(rt__store_dict_merge(&d, &p), 0);
+    rt__store_dict_cleanup(&p);
+    CHECK_STR(rt__store_dict_frame_name(&d, 30000), "new");
+    CHECK_INT(rt__store_dict_stack(&d, 30001)->depth, 1);
+    CHECK_INT(rt__store_dict_stack(&d, 30001)->frames[0], 30000);
+    CHECK_INT(d.nframes, 20001);
+    rt__store_dict_cleanup(&d);
+}
+
+int main(void)
+{
+    RUN(test_varint);
+    RUN(test_stack_codec);
+    RUN(test_rows_codec);
+    RUN(test_dict);
+    return TEST_DONE();
+}
