@@ -88,7 +88,7 @@ def test_ten_thousand_frame_stack_is_truncated(server):
     r = server.upload(pb.cpu_profile({frames: 1}, time_nanos=NOW * 10**9,
                                      duration_nanos=10**10), service="deep")
     assert r.status == 201, r.body
-    j = top(server, "deep", "cpu")
+    j = top(server, "deep", "cpu", limit=2000)
     names = {f["name"] for f in j["functions"]}
     assert "(truncated)" in names
     assert "deep.f9999" in names and "deep.f0" not in names
@@ -121,3 +121,15 @@ def test_observed_deploy_from_new_version(server):
     s = [x for x in svcs if x["name"] == "dep"][0]
     assert s["types"] == ["cpu"] and s["profiling_enabled"] is False
     assert s["instances"][0]["instance"] == "i-1" and s["instances"][0]["version"] == "1.1"
+
+
+def test_unknown_start_is_the_arrival_and_long_durations_are_refused(server):
+    import time
+    before = time.time()
+    r = server.upload(pb.cpu_profile({"main.a": 3}, duration_nanos=10 * 10**9), service="now")
+    assert r.status == 201, r.body
+    j = top(server, "now", "cpu", frm=int(before) - 20, to=int(time.time()) + 1)
+    assert j["profiles"] == 1
+    r = server.upload(pb.cpu_profile({"main.a": 3}, time_nanos=NOW * 10**9,
+                                     duration_nanos=25 * 3600 * 10**9), service="long")
+    assert r.status == 400 and "24 h" in r.json()["message"]

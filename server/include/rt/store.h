@@ -31,9 +31,10 @@ struct rt_store_put_result {
 
 /* Stores profiles in one transaction, durable (synchronous=FULL) when this returns 0.
  * A profile whose (profile_id, type) is stored already is not stored again. Registers
- * the service and instance (runtime, versions, last_seen = now), records the profile's
- * start and end as liveness evidence, and records an observed deploy when an instance
- * reports a version the service has not reported before (at = the profile's start).
+ * the service and instance (runtime, versions, last_seen = now) and records an observed
+ * deploy when an instance reports a version the service has not reported before (at = the
+ * profile's start). A profile's own start and end are liveness evidence that the query
+ * layer reads from the profile itself; only polls are stored as liveness.
  * res has n entries. Errors: RT_EDISKFULL (nothing stored), RT_EIO. */
 int rt_store_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
                           struct rt_store_put_result *res, struct rt_error *err);

@@ -128,12 +128,11 @@ static void call_remote(struct cli *c, const char *method, const char *path,
         curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
         curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ctype);
         resp->status = (int)status;
+        /* Keep the bytes as they came (export writes them) and the parsed JSON beside them. */
         if (ctype && strncmp(ctype, "application/json", 16) == 0)
             resp->json = json_loadb(out.data ? out.data : "", out.len, 0, NULL);
-        if (!resp->json) {
-            resp->raw_len = out.len;
-            resp->raw = rt_buf_into_cstr(&out);
-        }
+        resp->raw_len = out.len;
+        resp->raw = rt_buf_into_cstr(&out);
     }
     rt_buf_cleanup(&out);
     rt_buf_cleanup(&url);

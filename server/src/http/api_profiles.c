@@ -8,6 +8,8 @@
 #include "rt/metrics.h"
 #include "rt/timeutil.h"
 
+#define MAX_DURATION_NS (86400 * RT_NS_PER_S)
+
 /* Free bytes on the file system holding dir, or -1 if unknown. */
 static int64_t free_bytes(const char *dir)
 {
@@ -51,6 +53,24 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
     return 0;
 }
 
+/* Bounds the profiles' times: a duration over MAX_DURATION_NS is refused (one such profile
+ * would widen every later window scan), and a profile that says nothing of its start is
+ * taken to have ended at its arrival (docs/decisions.md). Returns -1 with resp filled. */
+static int check_times(struct rt_profile **ps, size_t n, struct rt_api_resp *resp)
+{
+    int64_t now = rt_time_now_ns();
+    for (size_t i = 0; i < n; i++) {
+        if (ps[i]->duration_ns > MAX_DURATION_NS) {
+            rt__api_error(resp, RT_EINVAL, "profile duration %.0f s exceeds the limit of 24 h",
+                          (double)ps[i]->duration_ns / 1e9);
+            return -1;
+        }
+        if (ps[i]->time_ns == 0)
+            ps[i]->time_ns = now - (ps[i]->duration_ns > 0 ? ps[i]->duration_ns : 0);
+    }
+    return 0;
+}
+
 void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                            struct rt_api_resp *resp)
 {
@@ -78,6 +98,8 @@ void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         rt__api_error(resp, rc, "%s", err.msg[0] ? err.msg : rt_strerror(rc));
         return;
     }
+    if (check_times(ps, n, resp))
+        goto out_free_profiles;
     struct rt_store_put_result res[2];
     rc = rt_store_put_profiles(ctx->store, ps, n, res, &err);
     if (rc) {

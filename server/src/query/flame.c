@@ -1,5 +1,6 @@
 /* Flame graph trees from the aggregated stacks: the plain one of a window and the
- * differential one of a diff, pruned to a node budget (smallest totals go first). */
+ * differential one of a diff, pruned to a node budget (smallest totals go first) and
+ * emitted flat, as preorder node columns. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,10 @@
 
 struct node {
     uint32_t fn;                       /* function index; NONE for the root */
+    uint32_t parent;                   /* node index; NONE for the root */
     uint32_t first_child, next_sibling; /* NONE = none */
     uint32_t depth;                    /* root 0 */
+    uint32_t out;                      /* preorder index in the answer, once emitted */
     double total[2], self[2], samples[2]; /* per window, weighted */
     bool keep;                         /* emitted */
 };
@@ -46,6 +49,7 @@ static int child_of(struct tree *t, uint32_t parent, uint32_t fn, uint32_t *out)
     struct node *nd = &t->nodes[t->n];
     memset(nd, 0, sizeof(*nd));
     nd->fn = fn;
+    nd->parent = parent;
     nd->first_child = NONE;
     nd->depth = parent == NONE ? 0 : t->nodes[parent].depth + 1;
     if (parent != NONE) {
@@ -157,55 +161,117 @@ static int cmp_child(const void *a, const void *b, void *ud)
     return strcmp(node_name(t, x), node_name(t, y));
 }
 
-static json_t *node_fields(const struct tree *t, const struct node *nd)
+/* Node columns of each answer kind, in "nodes" (docs/internals/query.md). */
+static const char *const plain_cols[] = {"parent", "depth", "name", "total_ns", "self_ns",
+                                         "samples"};
+static const char *const diff_cols[] = {"parent", "depth", "name", "base_ns", "cur_ns",
+                                        "base_share", "cur_share", "delta_pp"};
+#define MAX_COLS 8
+
+/* The flat answer under construction: one JSON array per node column. */
+struct flat {
+    const struct tree *t;
+    json_t *obj;                /* {"truncated", "names", "nodes"} */
+    json_t *names;              /* distinct node names, index = name id */
+    json_t *col[MAX_COLS];      /* borrowed from obj's "nodes" */
+    size_t ncols;
+    struct rt_intern name_ids;  /* node name -> name id */
+    uint32_t count;             /* nodes emitted so far */
+};
+
+/* Starts the answer with empty columns. Returns 0 or RT_ENOMEM (fl is cleaned up either
+ * way by the caller: json_decref(fl->obj), rt_intern_cleanup(&fl->name_ids)). */
+static int flat_init(struct flat *fl, const struct tree *t)
 {
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    json_object_set_new(o, "name", json_string(node_name(t, nd)));
-    if (!t->diff) {
-        json_object_set_new(o, "total_ns", rt__query_ns_json(nd->total[0]));
-        json_object_set_new(o, "self_ns", rt__query_ns_json(nd->self[0]));
-        json_object_set_new(o, "samples", json_real(nd->samples[0]));
-        return o;
+    const char *const *keys = t->diff ? diff_cols : plain_cols;
+    memset(fl, 0, sizeof(*fl));
+    fl->t = t;
+    fl->ncols = t->diff ? sizeof(diff_cols) / sizeof(*diff_cols)
+                        : sizeof(plain_cols) / sizeof(*plain_cols);
+    rt_intern_init(&fl->name_ids);
+    fl->obj = json_object();
+    fl->names = json_array();
+    json_t *nodes = json_object();
+    /* json_object_set_new takes the value even on failure (a NULL object included) */
+    int rc = json_object_set_new(fl->obj, "truncated", json_false()); /* set at the end */
+    rc |= json_object_set_new(fl->obj, "names", fl->names);
+    rc |= json_object_set_new(fl->obj, "nodes", nodes);
+    for (size_t i = 0; !rc && i < fl->ncols; i++) {
+        fl->col[i] = json_array();
+        rc = json_object_set_new(nodes, keys[i], fl->col[i]);
     }
-    double bs = pct(nd->total[0], t->win_total[0]), cs = pct(nd->total[1], t->win_total[1]);
-    json_object_set_new(o, "base_ns", rt__query_ns_json(nd->total[0]));
-    json_object_set_new(o, "cur_ns", rt__query_ns_json(nd->total[1]));
-    json_object_set_new(o, "base_share", json_real(bs));
-    json_object_set_new(o, "cur_share", json_real(cs));
-    json_object_set_new(o, "delta_pp", json_real(cs - bs));
-    return o;
+    return rc ? RT_ENOMEM : 0;
 }
 
-static json_t *node_json(const struct tree *t, uint32_t at)
+/* Id of the node's name in "names", adding it on first use. */
+static int name_id(struct flat *fl, const struct node *nd, uint32_t *id)
 {
-    const struct node *nd = &t->nodes[at];
-    json_t *o = node_fields(t, nd), *kids = json_array();
+    const char *name = node_name(fl->t, nd);
+    size_t before = fl->name_ids.count;
+    if (rt_intern_get(&fl->name_ids, rt_str_from(name), id))
+        return RT_ENOMEM;
+    if (fl->name_ids.count != before && json_array_append_new(fl->names, json_string(name)))
+        return RT_ENOMEM;
+    return 0;
+}
+
+/* Appends one node to every column; its parent must have been emitted already. */
+static int emit(struct flat *fl, struct node *nd)
+{
+    const struct tree *t = fl->t;
+    uint32_t name;
+    if (name_id(fl, nd, &name))
+        return RT_ENOMEM;
+    nd->out = fl->count++;
+    json_t *v[MAX_COLS];
     size_t n = 0;
-    for (uint32_t ch = nd->first_child; ch != NONE; ch = t->nodes[ch].next_sibling)
-        n += t->nodes[ch].keep;
-    uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
-    if (!o || !kids || !order)
-        goto fail;
-    n = 0;
-    for (uint32_t ch = nd->first_child; ch != NONE; ch = t->nodes[ch].next_sibling)
-        if (t->nodes[ch].keep)
-            order[n++] = ch;
-    qsort_r(order, n, sizeof(*order), cmp_child, (void *)t);
-    for (size_t i = 0; i < n; i++) {
-        json_t *kid = node_json(t, order[i]);
-        if (!kid || json_array_append_new(kids, kid))
-            goto fail;
+    v[n++] = json_integer(nd->parent == NONE ? -1 : (json_int_t)t->nodes[nd->parent].out);
+    v[n++] = json_integer(nd->depth);
+    v[n++] = json_integer(name);
+    if (!t->diff) {
+        v[n++] = rt__query_ns_json(nd->total[0]);
+        v[n++] = rt__query_ns_json(nd->self[0]);
+        v[n++] = json_real(nd->samples[0]);
+    } else {
+        double bs = pct(nd->total[0], t->win_total[0]), cs = pct(nd->total[1], t->win_total[1]);
+        v[n++] = rt__query_ns_json(nd->total[0]);
+        v[n++] = rt__query_ns_json(nd->total[1]);
+        v[n++] = json_real(bs);
+        v[n++] = json_real(cs);
+        v[n++] = json_real(cs - bs);
     }
-    free(order);
-    json_object_set_new(o, "children", kids);
-    return o;
-fail:
-    free(order);
-    json_decref(kids);
-    json_decref(o);
-    return NULL;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) /* each append takes v[i], even on failure */
+        rc |= json_array_append_new(fl->col[i], v[i]);
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* Emits the kept nodes in preorder, each node's children in cmp_child order, with an
+ * explicit stack (stacks are up to RT_MAX_STACK_DEPTH deep; no recursion). */
+static int walk(struct flat *fl, struct tree *t)
+{
+    uint32_t *stack = malloc((size_t)t->n * sizeof(*stack)); /* each node is pushed once */
+    if (!stack)
+        return RT_ENOMEM;
+    size_t sp = 0;
+    stack[sp++] = 0;
+    int rc = 0;
+    while (sp && !rc) {
+        struct node *nd = &t->nodes[stack[--sp]];
+        rc = emit(fl, nd);
+        size_t base = sp;
+        for (uint32_t ch = nd->first_child; ch != NONE; ch = t->nodes[ch].next_sibling)
+            if (t->nodes[ch].keep)
+                stack[sp++] = ch;
+        qsort_r(stack + base, sp - base, sizeof(*stack), cmp_child, t);
+        for (size_t i = base, j = sp; i + 1 < j; i++, j--) { /* first child on top */
+            uint32_t tmp = stack[i];
+            stack[i] = stack[j - 1];
+            stack[j - 1] = tmp;
+        }
+    }
+    free(stack);
+    return rc;
 }
 
 json_t *rt__query_flame_json(const struct rt__query_ctx *c, bool diff, size_t max_nodes)
@@ -214,17 +280,21 @@ json_t *rt__query_flame_json(const struct rt__query_ctx *c, bool diff, size_t ma
     rt__query_map_init(&t.children);
     t.win_total[0] = c->win[0].value_ns;
     t.win_total[1] = c->nwin == 2 ? c->win[1].value_ns : 0;
-    json_t *root = NULL;
-    if (build(&t))
-        goto out;
-    int pruned = prune(&t, max_nodes);
-    if (pruned < 0)
-        goto out;
-    root = node_json(&t, 0);
-    if (root)
-        json_object_set_new(root, "truncated", json_boolean(pruned));
-out:
+    struct flat fl;
+    json_t *out = NULL;
+    int pruned = 0;
+    if (flat_init(&fl, &t) || build(&t))
+        goto out_free;
+    pruned = prune(&t, max_nodes);
+    if (pruned < 0 || walk(&fl, &t) ||
+        json_object_set_new(fl.obj, "truncated", json_boolean(pruned)))
+        goto out_free;
+    out = fl.obj;
+    fl.obj = NULL;
+out_free:
+    json_decref(fl.obj);
+    rt_intern_cleanup(&fl.name_ids);
     free(t.nodes);
     rt__query_map_cleanup(&t.children);
-    return root;
+    return out;
 }

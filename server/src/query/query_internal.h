@@ -16,7 +16,7 @@
 #include "rt/store.h"
 
 /* Most flame graph nodes an answer carries (root excluded); the rest is pruned, smallest
- * totals first, and the root says "truncated": true (docs/internals/query.md). */
+ * totals first, and the flame graph says "truncated": true (docs/internals/query.md). */
 #define RT__QUERY_MAX_FLAME_NODES 50000
 
 /* Relative difference between sampled and OS-accounted CPU that sets a warning (DESIGN §2). */
@@ -246,8 +246,10 @@ int rt__query_diff_rows(const struct rt__query_ctx *c, bool baseline_missing,
 
 /* ---- flame.c ---- */
 
-/* Flame graph of window 0 (diff = false) or the differential one of windows 0 and 1.
- * Returns a new JSON object (root node) or NULL on ENOMEM. */
+/* Flame graph of window 0 (diff = false) or the differential one of windows 0 and 1, flat:
+ * {"truncated", "names", "nodes": {column: [one value per node]}}, nodes in preorder, node 0
+ * the root (docs/internals/query.md). Built without recursion. Returns a new JSON object or
+ * NULL on ENOMEM. */
 json_t *rt__query_flame_json(const struct rt__query_ctx *c, bool diff, size_t max_nodes);
 
 /* ---- quality.c ---- */

@@ -9,6 +9,38 @@
 
 #define REL 1e-9
 
+/* Column key of the flat flame graph fg ("parent", "depth", "name", "base_ns", ...). */
+static json_t *fg_col(json_t *fg, const char *key)
+{
+    return json_object_get(json_object_get(fg, "nodes"), key);
+}
+
+static long long fg_int(json_t *fg, const char *key, long at)
+{
+    return (long long)json_integer_value(json_array_get(fg_col(fg, key), (size_t)at));
+}
+
+static double fg_real(json_t *fg, const char *key, long at)
+{
+    return json_real_value(json_array_get(fg_col(fg, key), (size_t)at));
+}
+
+static const char *fg_name(json_t *fg, long at)
+{
+    return json_string_value(
+        json_array_get(json_object_get(fg, "names"), (size_t)fg_int(fg, "name", at)));
+}
+
+/* Index of the i-th child of node at (children follow their order in preorder), or -1. */
+static long fg_child(json_t *fg, long at, size_t i)
+{
+    json_t *parent = fg_col(fg, "parent");
+    for (size_t j = 0; j < json_array_size(parent); j++)
+        if (json_integer_value(json_array_get(parent, j)) == at && i-- == 0)
+            return (long)j;
+    return -1;
+}
+
 /* A profile of window k: 60 s at start_s, counts per folded stack, 10 ms per sample. */
 static void add60(struct rt__query_ctx *c, struct fake *f, int k, double start_s,
                   const char *const *stacks, const double *counts, size_t n, bool no_counts)
@@ -357,20 +389,19 @@ static void test_diff_json(void)
     /* differential flame graph: root -> main -> a (40 % now), then b and c (30 % now each)
      * by baseline total (b 30 %, c 20 %) */
     json_t *fg = json_object_get(out, "flamegraph");
-    CHECK_STR(json_string_value(json_object_get(fg, "name")), "root");
-    CHECK_INT(json_integer_value(json_object_get(fg, "base_ns")), 100 * S_NS);
-    CHECK_INT(json_integer_value(json_object_get(fg, "cur_ns")), 100 * S_NS);
-    json_t *mainn = json_array_get(json_object_get(fg, "children"), 0);
-    CHECK_STR(json_string_value(json_object_get(mainn, "name")), "main");
-    json_t *kids = json_object_get(mainn, "children");
-    CHECK_INT(json_array_size(kids), 3);
-    CHECK_STR(json_string_value(json_object_get(json_array_get(kids, 0), "name")), "a");
-    CHECK_STR(json_string_value(json_object_get(json_array_get(kids, 1), "name")), "b");
-    CHECK_STR(json_string_value(json_object_get(json_array_get(kids, 2), "name")), "c");
-    json_t *cn = json_array_get(kids, 2);
-    CHECK_NEAR(json_real_value(json_object_get(cn, "base_share")), 20.0, REL);
-    CHECK_NEAR(json_real_value(json_object_get(cn, "cur_share")), 30.0, REL);
-    CHECK_NEAR(json_real_value(json_object_get(cn, "delta_pp")), 10.0, REL);
+    CHECK_STR(fg_name(fg, 0), "root");
+    CHECK_INT(fg_int(fg, "base_ns", 0), 100 * S_NS);
+    CHECK_INT(fg_int(fg, "cur_ns", 0), 100 * S_NS);
+    long mainn = fg_child(fg, 0, 0);
+    CHECK_STR(fg_name(fg, mainn), "main");
+    CHECK_INT(fg_child(fg, mainn, 3), -1); /* three children */
+    CHECK_STR(fg_name(fg, fg_child(fg, mainn, 0)), "a");
+    CHECK_STR(fg_name(fg, fg_child(fg, mainn, 1)), "b");
+    CHECK_STR(fg_name(fg, fg_child(fg, mainn, 2)), "c");
+    long cn = fg_child(fg, mainn, 2);
+    CHECK_NEAR(fg_real(fg, "base_share", cn), 20.0, REL);
+    CHECK_NEAR(fg_real(fg, "cur_share", cn), 30.0, REL);
+    CHECK_NEAR(fg_real(fg, "delta_pp", cn), 10.0, REL);
     json_t *q = json_object_get(out, "quality");
     CHECK_INT(json_integer_value(json_object_get(json_object_get(q, "baseline"), "profiles")), 10);
     CHECK_INT(json_array_size(json_object_get(q, "warnings")), 0);

@@ -1,22 +1,78 @@
-/* Tests of the flame graph trees: node totals, self values, child order, the window total
- * at the root, and pruning to a node budget. */
+/* Tests of the flat flame graphs: node totals, self values, child (preorder) order, the
+ * window total at the root, pruning to a node budget, and a maximally deep stack. */
 #include "fake.h"
 #include "test.h"
 
-static json_t *child(json_t *node, size_t i)
+/* Column key of the flat flame graph fg ("parent", "depth", "name", "total_ns", ...). */
+static json_t *col(json_t *fg, const char *key)
 {
-    return json_array_get(json_object_get(node, "children"), i);
+    return json_object_get(json_object_get(fg, "nodes"), key);
 }
 
-static const char *name(json_t *node)
+static long long at_int(json_t *fg, const char *key, long at)
 {
-    return json_string_value(json_object_get(node, "name"));
+    return (long long)json_integer_value(json_array_get(col(fg, key), (size_t)at));
 }
 
-static long long ns(json_t *node, const char *key)
+/* Index of the i-th child of node at (children follow their order in preorder), or -1. */
+static long child(json_t *fg, long at, size_t i)
 {
-    return (long long)json_integer_value(json_object_get(node, key));
+    json_t *parent = col(fg, "parent");
+    for (size_t j = 0; j < json_array_size(parent); j++)
+        if (json_integer_value(json_array_get(parent, j)) == at && i-- == 0)
+            return (long)j;
+    return -1;
 }
+
+static size_t nchildren(json_t *fg, long at)
+{
+    size_t n = 0;
+    while (child(fg, at, n) >= 0)
+        n++;
+    return n;
+}
+
+static const char *name(json_t *fg, long at)
+{
+    return json_string_value(
+        json_array_get(json_object_get(fg, "names"), (size_t)at_int(fg, "name", at)));
+}
+
+static long long ns(json_t *fg, long at, const char *key)
+{
+    return at < 0 ? -1 : at_int(fg, key, at);
+}
+
+static double real(json_t *fg, long at, const char *key)
+{
+    return json_real_value(json_array_get(col(fg, key), (size_t)at));
+}
+
+/* Shape every flat flame graph has: equal column lengths, node 0 the root named "root",
+ * preorder (a parent precedes its children; depth = parent's + 1). Returns the node count. */
+static size_t check_shape(json_t *fg, const char *const *keys, size_t nkeys)
+{
+    size_t n = json_array_size(col(fg, "parent"));
+    CHECK(n >= 1);
+    CHECK(json_is_boolean(json_object_get(fg, "truncated")));
+    CHECK_INT(json_object_size(json_object_get(fg, "nodes")), nkeys);
+    for (size_t k = 0; k < nkeys; k++)
+        CHECK_INT(json_array_size(col(fg, keys[k])), n);
+    CHECK_STR(name(fg, 0), "root");
+    CHECK_INT(at_int(fg, "parent", 0), -1);
+    CHECK_INT(at_int(fg, "depth", 0), 0);
+    for (size_t i = 1; i < n; i++) {
+        long long p = at_int(fg, "parent", (long)i);
+        CHECK(p >= 0 && p < (long long)i);
+        CHECK_INT(at_int(fg, "depth", (long)i), at_int(fg, "depth", (long)p) + 1);
+    }
+    return n;
+}
+
+static const char *const plain_keys[] = {"parent", "depth", "name", "total_ns", "self_ns",
+                                         "samples"};
+static const char *const diff_keys[] = {"parent",     "depth",     "name",    "base_ns",
+                                        "cur_ns",     "base_share", "cur_share", "delta_pp"};
 
 /* Stacks main;f;g 30 (300 ms), main;f 10 (100 ms), main;h 60 (600 ms), other 5 (50 ms) in
  * a 600 s window with a profile [−300, 300) weighing 1/2: values halve. Root total = window
@@ -34,26 +90,32 @@ static void test_tree(void)
     struct fmeta m = {"i1", -300 * S_NS, 600 * S_NS, false, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m, rows, 4), 0);
     CHECK_INT(rt__query_finish(&c), 0);
-    json_t *root = rt__query_flame_json(&c, false, RT__QUERY_MAX_FLAME_NODES);
-    CHECK_STR(name(root), "root");
-    CHECK_INT(ns(root, "total_ns"), 525 * MS_NS);
-    CHECK_INT(ns(root, "total_ns"), (long long)c.win[0].value_ns);
-    CHECK_INT(ns(root, "self_ns"), 0);
-    CHECK_NEAR(json_real_value(json_object_get(root, "samples")), 52.5, 1e-12);
-    CHECK(json_is_false(json_object_get(root, "truncated")));
-    json_t *mainn = child(root, 0), *other = child(root, 1);
-    CHECK_STR(name(mainn), "main");
-    CHECK_INT(ns(mainn, "total_ns"), 500 * MS_NS);
-    CHECK_STR(name(other), "other");
-    CHECK_INT(ns(other, "self_ns"), 25 * MS_NS);
-    CHECK_STR(name(child(mainn, 0)), "h");
-    json_t *fn = child(mainn, 1);
-    CHECK_STR(name(fn), "f");
-    CHECK_INT(ns(fn, "total_ns"), 200 * MS_NS);
-    CHECK_INT(ns(fn, "self_ns"), 50 * MS_NS);
-    CHECK_INT(ns(child(fn, 0), "total_ns"), 150 * MS_NS);
-    CHECK_INT(json_array_size(json_object_get(child(fn, 0), "children")), 0);
-    json_decref(root);
+    json_t *fg = rt__query_flame_json(&c, false, RT__QUERY_MAX_FLAME_NODES);
+    CHECK_INT(check_shape(fg, plain_keys, 6), 6);
+    CHECK_INT(json_array_size(json_object_get(fg, "names")), 6);
+    CHECK_STR(name(fg, 0), "root");
+    CHECK_INT(ns(fg, 0, "total_ns"), 525 * MS_NS);
+    CHECK_INT(ns(fg, 0, "total_ns"), (long long)c.win[0].value_ns);
+    CHECK_INT(ns(fg, 0, "self_ns"), 0);
+    CHECK_NEAR(real(fg, 0, "samples"), 52.5, 1e-12);
+    CHECK(json_is_false(json_object_get(fg, "truncated")));
+    long mainn = child(fg, 0, 0), other = child(fg, 0, 1);
+    CHECK_STR(name(fg, mainn), "main");
+    CHECK_INT(ns(fg, mainn, "total_ns"), 500 * MS_NS);
+    CHECK_STR(name(fg, other), "other");
+    CHECK_INT(ns(fg, other, "self_ns"), 25 * MS_NS);
+    CHECK_STR(name(fg, child(fg, mainn, 0)), "h");
+    long fn = child(fg, mainn, 1);
+    CHECK_STR(name(fg, fn), "f");
+    CHECK_INT(ns(fg, fn, "total_ns"), 200 * MS_NS);
+    CHECK_INT(ns(fg, fn, "self_ns"), 50 * MS_NS);
+    CHECK_INT(ns(fg, child(fg, fn, 0), "total_ns"), 150 * MS_NS);
+    CHECK_INT(nchildren(fg, child(fg, fn, 0)), 0);
+    /* preorder: root, main, h, f, g, other */
+    const char *pre[] = {"root", "main", "h", "f", "g", "other"};
+    for (long i = 0; i < 6; i++)
+        CHECK_STR(name(fg, i), pre[i]);
+    json_decref(fg);
     rt__query_ctx_cleanup(&c);
     fake_free(f);
 }
@@ -73,18 +135,21 @@ static void test_prune(void)
     struct fmeta m = {"i1", 0, 600 * S_NS, false, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m, rows, 4), 0);
     CHECK_INT(rt__query_finish(&c), 0);
-    json_t *root = rt__query_flame_json(&c, false, 3);
-    CHECK(json_is_true(json_object_get(root, "truncated")));
-    json_t *mainn = child(root, 0);
-    CHECK_INT(ns(mainn, "total_ns"), 100 * MS_NS);
-    CHECK_INT(json_array_size(json_object_get(mainn, "children")), 2);
-    CHECK_STR(name(child(mainn, 0)), "a");
-    CHECK_STR(name(child(mainn, 1)), "b");
-    json_decref(root);
-    root = rt__query_flame_json(&c, false, 5);
-    CHECK(json_is_false(json_object_get(root, "truncated")));
-    CHECK_INT(json_array_size(json_object_get(child(root, 0), "children")), 4);
-    json_decref(root);
+    json_t *fg = rt__query_flame_json(&c, false, 3);
+    CHECK_INT(check_shape(fg, plain_keys, 6), 4);
+    CHECK(json_is_true(json_object_get(fg, "truncated")));
+    long mainn = child(fg, 0, 0);
+    CHECK_INT(ns(fg, mainn, "total_ns"), 100 * MS_NS);
+    CHECK_INT(nchildren(fg, mainn), 2);
+    CHECK_STR(name(fg, child(fg, mainn, 0)), "a");
+    CHECK_STR(name(fg, child(fg, mainn, 1)), "b");
+    CHECK_INT(json_array_size(json_object_get(fg, "names")), 4); /* pruned names are absent */
+    json_decref(fg);
+    fg = rt__query_flame_json(&c, false, 5);
+    CHECK_INT(check_shape(fg, plain_keys, 6), 6);
+    CHECK(json_is_false(json_object_get(fg, "truncated")));
+    CHECK_INT(nchildren(fg, child(fg, 0, 0)), 4);
+    json_decref(fg);
     rt__query_ctx_cleanup(&c);
     fake_free(f);
 }
@@ -105,20 +170,67 @@ static void test_diff_tree(void)
     CHECK_INT(fake_add(&c, f, 0, &mb, base, 2), 0);
     CHECK_INT(fake_add(&c, f, 1, &mc, cur, 2), 0);
     CHECK_INT(rt__query_finish(&c), 0);
-    json_t *root = rt__query_flame_json(&c, true, RT__QUERY_MAX_FLAME_NODES);
-    CHECK_INT(ns(root, "base_ns"), 1000 * MS_NS);
-    CHECK_INT(ns(root, "cur_ns"), 2000 * MS_NS);
-    json_t *mainn = child(root, 0);
-    CHECK_NEAR(json_real_value(json_object_get(mainn, "base_share")), 100.0, 1e-12);
-    json_t *a = child(mainn, 0), *cc = child(mainn, 1), *b = child(mainn, 2);
-    CHECK_STR(name(a), "a"); /* cur 1000 ms, base 750 ms: before c (cur 1000, base 0) */
-    CHECK_STR(name(cc), "c");
-    CHECK_STR(name(b), "b");
-    CHECK_NEAR(json_real_value(json_object_get(a, "delta_pp")), -25.0, 1e-12);
-    CHECK_NEAR(json_real_value(json_object_get(cc, "delta_pp")), 50.0, 1e-12);
-    CHECK_NEAR(json_real_value(json_object_get(b, "cur_share")), 0.0, 1e-12);
-    CHECK_INT(ns(b, "base_ns"), 250 * MS_NS);
-    json_decref(root);
+    json_t *fg = rt__query_flame_json(&c, true, RT__QUERY_MAX_FLAME_NODES);
+    CHECK_INT(check_shape(fg, diff_keys, 8), 5);
+    CHECK_INT(ns(fg, 0, "base_ns"), 1000 * MS_NS);
+    CHECK_INT(ns(fg, 0, "cur_ns"), 2000 * MS_NS);
+    long mainn = child(fg, 0, 0);
+    CHECK_NEAR(real(fg, mainn, "base_share"), 100.0, 1e-12);
+    long a = child(fg, mainn, 0), cc = child(fg, mainn, 1), b = child(fg, mainn, 2);
+    CHECK_STR(name(fg, a), "a"); /* cur 1000 ms, base 750 ms: before c (cur 1000, base 0) */
+    CHECK_STR(name(fg, cc), "c");
+    CHECK_STR(name(fg, b), "b");
+    CHECK_NEAR(real(fg, a, "delta_pp"), -25.0, 1e-12);
+    CHECK_NEAR(real(fg, cc, "delta_pp"), 50.0, 1e-12);
+    CHECK_NEAR(real(fg, b, "cur_share"), 0.0, 1e-12);
+    CHECK_INT(ns(fg, b, "base_ns"), 250 * MS_NS);
+    json_decref(fg);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
+/* A 1,025-frame stack (one more than RT_MAX_STACK_DEPTH) gives 1,026 nodes, the leaf at
+ * depth 1,025, and the answer survives json_dumps + json_loads (jansson's parser refuses
+ * nesting deeper than 2,048 levels, which the nested tree format exceeded). */
+static void test_deep_stack(void)
+{
+    enum { DEPTH = 1025 };
+    struct fake *f = fake_new();
+    char buf[32];
+    for (uint32_t j = 0; j < DEPTH; j++) { /* stack FAKE_STACK_BASE: f0;f1;...;f1024 */
+        int len = snprintf(buf, sizeof(buf), "f%u", j);
+        f->pool[f->npool++] = fake_frame(f, buf, (size_t)len);
+    }
+    f->off[0] = 0;
+    f->depth[0] = DEPTH;
+    f->nstacks = 1;
+    struct rt__query_ctx c;
+    rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 1);
+    rt__query_ctx_window(&c, 0, 0, 600 * S_NS);
+    struct rt_store_row row = {.stack_id = FAKE_STACK_BASE, .samples = 7, .value_ns = 70 * MS_NS};
+    struct rt_profile_meta m = {.instance = "i1", .time_ns = 0, .duration_ns = 600 * S_NS,
+                                .period_ns = 10000000, .samples = 7, .value_ns = 70 * MS_NS,
+                                .thread_cpu_ns = -1, .process_cpu_ns = -1, .has_counts = true};
+    CHECK_INT(rt__query_add_profile(&c, 0, &m, &row, 1), 0);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *fg = rt__query_flame_json(&c, false, RT__QUERY_MAX_FLAME_NODES);
+    CHECK_INT(check_shape(fg, plain_keys, 6), DEPTH + 1);
+    CHECK_INT(json_array_size(json_object_get(fg, "names")), DEPTH + 1);
+    CHECK_INT(at_int(fg, "depth", DEPTH), DEPTH);
+    CHECK_INT(at_int(fg, "parent", DEPTH), DEPTH - 1);
+    CHECK_STR(name(fg, DEPTH), "f1024");
+    CHECK_INT(ns(fg, DEPTH, "self_ns"), 70 * MS_NS);
+    CHECK_INT(ns(fg, DEPTH, "total_ns"), 70 * MS_NS);
+    char *text = json_dumps(fg, JSON_COMPACT);
+    CHECK(text != NULL);
+    json_error_t err;
+    json_t *back = text ? json_loads(text, 0, &err) : NULL;
+    CHECK(back != NULL);
+    CHECK(json_equal(fg, back));
+    CHECK_INT(json_array_size(col(back, "depth")), DEPTH + 1);
+    json_decref(back);
+    free(text);
+    json_decref(fg);
     rt__query_ctx_cleanup(&c);
     fake_free(f);
 }
@@ -128,5 +240,6 @@ int main(void)
     RUN(test_tree);
     RUN(test_prune);
     RUN(test_diff_tree);
+    RUN(test_deep_stack);
     return TEST_DONE();
 }

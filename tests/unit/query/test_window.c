@@ -199,9 +199,9 @@ static void test_empty(void)
     json_t *q = json_object_get(out, "quality");
     CHECK(json_is_false(json_object_get(q, "has_data")));
     CHECK(json_is_null(json_object_get(q, "coverage")));
-    json_t *fg = json_object_get(out, "flamegraph");
-    CHECK_INT(json_integer_value(json_object_get(fg, "total_ns")), 0);
-    CHECK_INT(json_array_size(json_object_get(fg, "children")), 0);
+    json_t *nodes = json_object_get(json_object_get(out, "flamegraph"), "nodes");
+    CHECK_INT(json_integer_value(json_array_get(json_object_get(nodes, "total_ns"), 0)), 0);
+    CHECK_INT(json_array_size(json_object_get(nodes, "parent")), 1); /* the root, no children */
     json_decref(out);
     rt__query_ctx_cleanup(&c);
     fake_free(f);
