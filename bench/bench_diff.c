@@ -218,7 +218,7 @@ static int export_to(const struct rt_profile *p, const char *path)
 /* Builds the store: 2 * per_window profiles, baseline then current, batched. With filedir
  * set, each profile is also exported to filedir/{base,cur}-NNNN.pb.gz. */
 static int build_store(struct rt_store *s, const struct source *src, const struct opts *o,
-                       const char *filedir)
+                       const char *filedir, size_t *nrows)
 {
     uint64_t rng = o->seed;
     struct rt_profile *batch[STORE_BATCH];
@@ -231,6 +231,7 @@ static int build_store(struct rt_store *s, const struct source *src, const struc
         if (!p)
             return -1;
         batch[nb++] = p;
+        *nrows += p->nstacks;
         if (filedir) {
             char path[4200];
             snprintf(path, sizeof(path), "%s/%s-%04zu.pb.gz", filedir, cur ? "cur" : "base",
@@ -571,10 +572,12 @@ int main(int argc, char **argv)
     }
     bool have_go = on_path("go");
     int64_t a = bench_now_ns();
-    if (build_store(s, &src, &o, have_go && o.merge_ref ? dir : NULL))
+    size_t nrows = 0;
+    if (build_store(s, &src, &o, have_go && o.merge_ref ? dir : NULL, &nrows))
         goto out_close;
-    printf("  store built in %.1f s: %" PRId64 " profiles, %.1f MB on disk\n",
-           (bench_now_ns() - a) / 1e9, rt_store_profile_count(s), rt_store_disk_bytes(s) / 1e6);
+    printf("  store built in %.1f s: %" PRId64 " profiles, %zu stack rows, %.1f MB on disk\n",
+           (bench_now_ns() - a) / 1e9, rt_store_profile_count(s), nrows,
+           rt_store_disk_bytes(s) / 1e6);
 
     double diff_ms, ref_ms = -1, direct_ms = -1, files_ms = -1;
     bool first;
