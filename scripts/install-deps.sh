@@ -20,3 +20,16 @@ fi
 if ! python3 -c 'import pytest' 2>/dev/null; then
     python3 -m pip install --quiet pytest
 fi
+# jsonschema and PyYAML: tests/integration/test_openapi.py validates the server's answers
+# against docs/openapi.yaml. From pip like pytest; Debian's packages where pip may not install
+# into the system's Python (PEP 668).
+if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
+    echo "install-deps: installing jsonschema and PyYAML"
+    if ! python3 -m pip install --quiet jsonschema pyyaml; then
+        SUDO=""
+        [ "$(id -u)" -ne 0 ] && SUDO=sudo
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-jsonschema \
+            python3-yaml >/dev/null
+    fi
+fi

@@ -1,4 +1,5 @@
-/* Growable byte buffer with a hard limit checked before every allocation (curl's dynbuf). */
+/* Growable byte buffer with a hard limit checked before every allocation (curl's dynbuf), and
+ * the growth step of a caller's dynamic array. */
 #ifndef RT_BUF_H
 #define RT_BUF_H
 
@@ -33,5 +34,10 @@ int rt_buf_vprintf(struct rt_buf *b, const char *fmt, va_list ap);
 
 /* Moves the contents out as a NUL-terminated string the caller frees; b is left empty. */
 char *rt_buf_into_cstr(struct rt_buf *b);
+
+/* Makes the array *arr (capacity *cap elements of elem bytes) hold at least need elements,
+ * doubling from 64; the new elements are uninitialized. Returns 0 or RT_ENOMEM (*arr and *cap
+ * unchanged). */
+int rt_array_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
 #endif

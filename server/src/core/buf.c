@@ -1,4 +1,4 @@
-/* Growable byte buffer with a limit checked before every allocation. */
+/* Growable byte buffer with a limit checked before every allocation; dynamic array growth. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,4 +98,25 @@ char *rt_buf_into_cstr(struct rt_buf *b)
     b->len = 0;
     b->cap = 0;
     return s;
+}
+
+int rt_array_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return RT_ENOMEM;
+        n *= 2;
+    }
+    size_t bytes;
+    if (__builtin_mul_overflow(n, elem, &bytes))
+        return RT_ENOMEM;
+    void *p = realloc(*arr, bytes);
+    if (!p)
+        return RT_ENOMEM;
+    *arr = p;
+    *cap = n;
+    return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rt/buf.h"
 #include "rt/err.h"
 #include "rt/profile.h"
 
@@ -89,28 +90,6 @@ static int grow_slots(struct rt_profile *p)
     return 0;
 }
 
-/* Grows *arr (of elements of size elem, capacity *cap) to hold need elements. */
-static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) {
-        if (c > SIZE_MAX / 2)
-            return RT_ENOMEM;
-        c *= 2;
-    }
-    size_t bytes;
-    if (__builtin_mul_overflow(c, elem, &bytes))
-        return RT_ENOMEM;
-    void *q = realloc(*arr, bytes);
-    if (!q)
-        return RT_ENOMEM;
-    *arr = q;
-    *cap = c;
-    return 0;
-}
-
 static int64_t sat_add(int64_t a, int64_t b)
 {
     int64_t r;
@@ -130,9 +109,9 @@ static int add_ids(struct rt_profile *p, const uint32_t *ids, size_t n, double s
     if (!*slot) {
         if (p->nstacks >= UINT32_MAX - 1 || p->nframe_ids + n > UINT32_MAX)
             return RT_ENOMEM;
-        if (grow_array((void **)&p->frame_ids, &p->cap_frame_ids, p->nframe_ids + n,
-                       sizeof(*p->frame_ids)) ||
-            grow_array((void **)&p->stacks, &p->cap_stacks, p->nstacks + 1, sizeof(*p->stacks)))
+        if (rt_array_grow((void **)&p->frame_ids, &p->cap_frame_ids, p->nframe_ids + n,
+                          sizeof(*p->frame_ids)) ||
+            rt_array_grow((void **)&p->stacks, &p->cap_stacks, p->nstacks + 1, sizeof(*p->stacks)))
             return RT_ENOMEM;
         memcpy(p->frame_ids + p->nframe_ids, ids, n * sizeof(*ids));
         p->stacks[p->nstacks] = (struct rt_profile_stack){

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "query_internal.h"
+#include "rt/buf.h"
 
 double rt__query_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns, int64_t to_ns)
 {
@@ -76,35 +77,13 @@ void rt__query_ctx_window(struct rt__query_ctx *c, int k, int64_t from_ns, int64
     c->win[k].to_ns = to_ns;
 }
 
-/* Makes room for need elements of size elem in *p (capacity *cap). 0 or RT_ENOMEM. */
-static int reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need) {
-        if (n > SIZE_MAX / 2)
-            return RT_ENOMEM;
-        n *= 2;
-    }
-    size_t bytes;
-    if (__builtin_mul_overflow(n, elem, &bytes))
-        return RT_ENOMEM;
-    void *q = realloc(*p, bytes);
-    if (!q)
-        return RT_ENOMEM;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
-/* Same for a uint32_t capacity (arrays indexed by uint32_t). */
+/* rt_array_grow for a uint32_t capacity (arrays indexed by uint32_t). */
 static int reserve32(void **p, uint32_t *cap, size_t need, size_t elem)
 {
     if (need >= UINT32_MAX)
         return RT_ENOMEM;
     size_t c = *cap;
-    int rc = reserve(p, &c, need, elem);
+    int rc = rt_array_grow(p, &c, need, elem);
     if (!rc)
         *cap = c > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)c;
     return rc;
@@ -134,7 +113,7 @@ static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out
     if (c->src.stack(c->src.ud, stack_id, &frames, &depth) != 0 || depth == 0 ||
         depth > UINT32_MAX)
         return RT_EIO;
-    int rc = reserve((void **)&c->fpool, &c->cap_fpool, c->nfpool + depth, sizeof(*c->fpool));
+    int rc = rt_array_grow((void **)&c->fpool, &c->cap_fpool, c->nfpool + depth, sizeof(*c->fpool));
     if (!rc && c->nfpool + depth > UINT32_MAX)
         rc = RT_ENOMEM;
     if (!rc)
@@ -247,7 +226,7 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
     uint32_t inst;
     int rc = rt_intern_get(&c->insts, rt_str_from(m->instance ? m->instance : ""), &inst);
     if (!rc)
-        rc = reserve((void **)&w->profs, &w->cap_profs, w->nprofs + 1, sizeof(*w->profs));
+        rc = rt_array_grow((void **)&w->profs, &w->cap_profs, w->nprofs + 1, sizeof(*w->profs));
     if (rc)
         return rc;
     next_stamp(c);
@@ -291,7 +270,7 @@ int rt__query_add_liveness(struct rt__query_ctx *c, int k, const char *instance,
     uint32_t inst;
     int rc = rt_intern_get(&c->insts, rt_str_from(instance ? instance : ""), &inst);
     if (!rc)
-        rc = reserve((void **)&w->live, &w->cap_live, w->nlive + 1, sizeof(*w->live));
+        rc = rt_array_grow((void **)&w->live, &w->cap_live, w->nlive + 1, sizeof(*w->live));
     if (rc)
         return rc;
     w->live[w->nlive++] = (struct rt__query_live){inst, first_ns, last_ns};

@@ -300,6 +300,31 @@ void rt__sqlite_release(struct rt__sqlite *db, struct rt__sqlite_conn *c)
         conn_close(c);
 }
 
+int rt__sqlite_read_begin(struct rt__sqlite *db, enum rt__sql id, struct rt__sqlite_conn **c,
+                          sqlite3_stmt **st, struct rt_error *err)
+{
+    struct rt__sqlite_conn *r = rt__sqlite_reader(db, err);
+    if (!r)
+        goto out_fail;
+    sqlite3_stmt *s = rt__sqlite_stmt(r, id, err);
+    if (!s)
+        goto out_release;
+    *c = r;
+    *st = s;
+    return 0;
+
+out_release:
+    rt__sqlite_release(db, r);
+out_fail:
+    return err->code ? err->code : RT_EIO;
+}
+
+void rt__sqlite_read_end(struct rt__sqlite *db, struct rt__sqlite_conn *c, sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    rt__sqlite_release(db, c);
+}
+
 int rt__sqlite_begin(struct rt__sqlite *db, bool durable, struct rt_error *err)
 {
     pthread_mutex_lock(&db->wlock);
@@ -379,18 +404,15 @@ static int64_t sqlite_profile_count(struct rt_store *s)
 {
     struct rt__sqlite *db = s->be;
     struct rt_error err;
-    struct rt__sqlite_conn *c = rt__sqlite_reader(db, &err);
-    if (!c)
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    if (rt__sqlite_read_begin(db, RT__SQL_META_GET, &c, &st, &err))
         return -1;
     int64_t count = -1;
-    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_META_GET, &err);
-    if (st) {
-        sqlite3_bind_text(st, 1, "profile_count", -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            count = sqlite3_column_int64(st, 0);
-        sqlite3_reset(st);
-    }
-    rt__sqlite_release(db, c);
+    sqlite3_bind_text(st, 1, "profile_count", -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        count = sqlite3_column_int64(st, 0);
+    rt__sqlite_read_end(db, c, st);
     return count;
 }
 

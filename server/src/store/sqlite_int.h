@@ -159,6 +159,14 @@ struct rt__sqlite_conn *rt__sqlite_reader(struct rt__sqlite *db, struct rt_error
 /* Returns a reader to the pool. */
 void rt__sqlite_release(struct rt__sqlite *db, struct rt__sqlite_conn *c);
 
+/* Starts a read: a reader from the pool into *c and statement id on it into *st. On failure
+ * returns a negative RT_E* (err->code) with nothing to undo: the reader is back in the pool. */
+int rt__sqlite_read_begin(struct rt__sqlite *db, enum rt__sql id, struct rt__sqlite_conn **c,
+                          sqlite3_stmt **st, struct rt_error *err);
+
+/* Ends a read begun by rt__sqlite_read_begin: resets st and returns c to the pool. */
+void rt__sqlite_read_end(struct rt__sqlite *db, struct rt__sqlite_conn *c, sqlite3_stmt *st);
+
 /* The operations of sqlite_profiles.c and sqlite_meta.c. */
 int rt__sqlite_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
                             struct rt_store_put_result *res, struct rt_error *err);

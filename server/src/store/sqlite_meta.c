@@ -98,15 +98,11 @@ int rt__sqlite_scan_liveness(struct rt_store *s, const char *service, int64_t fr
                              struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
-    if (!c)
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    if (rt__sqlite_read_begin(db, RT__SQL_LIVENESS, &c, &st, err))
         return err->code;
     int ret = 0, rc;
-    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_LIVENESS, err);
-    if (!st) {
-        ret = err->code;
-        goto out_release;
-    }
     sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, from_ns);
     sqlite3_bind_int64(st, 3, to_ns);
@@ -116,14 +112,12 @@ int rt__sqlite_scan_liveness(struct rt_store *s, const char *service, int64_t fr
         if (!l.instance)
             l.instance = "";
         if ((ret = cb(ud, &l)))
-            goto out_reset;
+            goto out_end_read;
     }
     if (rc != SQLITE_DONE)
         ret = rt__sqlite_fail(c, rc, "scanning liveness", err);
-out_reset:
-    sqlite3_reset(st);
-out_release:
-    rt__sqlite_release(db, c);
+out_end_read:
+    rt__sqlite_read_end(db, c, st);
     return ret;
 }
 
@@ -156,15 +150,11 @@ int rt__sqlite_scan_deploys(struct rt_store *s, const char *service, int64_t fro
                             int64_t to_ns, rt_store_deploy_cb cb, void *ud, struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
-    if (!c)
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    if (rt__sqlite_read_begin(db, RT__SQL_DEPLOYS, &c, &st, err))
         return err->code;
     int ret = 0, rc;
-    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_DEPLOYS, err);
-    if (!st) {
-        ret = err->code;
-        goto out_release;
-    }
     rt__sqlite_bind_text(st, 1, service);
     sqlite3_bind_int64(st, 2, from_ns);
     sqlite3_bind_int64(st, 3, to_ns);
@@ -172,14 +162,12 @@ int rt__sqlite_scan_deploys(struct rt_store *s, const char *service, int64_t fro
         struct rt_deploy d = {rt__sqlite_text(st, 0), rt__sqlite_text(st, 1),
                               rt__sqlite_text(st, 2), sqlite3_column_int64(st, 3)};
         if ((ret = cb(ud, &d)))
-            goto out_reset;
+            goto out_end_read;
     }
     if (rc != SQLITE_DONE)
         ret = rt__sqlite_fail(c, rc, "scanning deploys", err);
-out_reset:
-    sqlite3_reset(st);
-out_release:
-    rt__sqlite_release(db, c);
+out_end_read:
+    rt__sqlite_read_end(db, c, st);
     return ret;
 }
 
@@ -217,16 +205,13 @@ int rt__sqlite_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb,
                            struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
-    if (!c)
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    enum rt__sql q = id >= 0 ? RT__SQL_ISSUE_ONE : RT__SQL_ISSUES_ALL;
+    if (rt__sqlite_read_begin(db, q, &c, &st, err))
         return err->code;
     int ret = 0, rc;
     bool any = false;
-    sqlite3_stmt *st = rt__sqlite_stmt(c, id >= 0 ? RT__SQL_ISSUE_ONE : RT__SQL_ISSUES_ALL, err);
-    if (!st) {
-        ret = err->code;
-        goto out_release;
-    }
     if (id >= 0)
         sqlite3_bind_int64(st, 1, id);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -235,16 +220,14 @@ int rt__sqlite_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb,
                              rt__sqlite_text(st, 2), sqlite3_column_int64(st, 3),
                              sqlite3_column_int64(st, 4)};
         if ((ret = cb(ud, &i)))
-            goto out_reset;
+            goto out_end_read;
     }
     if (rc != SQLITE_DONE)
         ret = rt__sqlite_fail(c, rc, "scanning issues", err);
     else if (id >= 0 && !any)
         ret = rt_error_set(err, RT_ENOTFOUND, "no issue %lld", (long long)id);
-out_reset:
-    sqlite3_reset(st);
-out_release:
-    rt__sqlite_release(db, c);
+out_end_read:
+    rt__sqlite_read_end(db, c, st);
     return ret;
 }
 
@@ -252,15 +235,11 @@ int rt__sqlite_scan_services(struct rt_store *s, rt_store_service_cb cb, void *u
                              struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
-    if (!c)
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    if (rt__sqlite_read_begin(db, RT__SQL_SERVICES, &c, &st, err))
         return err->code;
     int ret = 0, rc;
-    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_SERVICES, err);
-    if (!st) {
-        ret = err->code;
-        goto out_release;
-    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct rt_service_info svc = {
             .name = rt__sqlite_text(st, 0),
@@ -270,14 +249,12 @@ int rt__sqlite_scan_services(struct rt_store *s, rt_store_service_cb cb, void *u
             .has_wall = sqlite3_column_int(st, 4) != 0,
         };
         if ((ret = cb(ud, &svc)))
-            goto out_reset;
+            goto out_end_read;
     }
     if (rc != SQLITE_DONE)
         ret = rt__sqlite_fail(c, rc, "scanning services", err);
-out_reset:
-    sqlite3_reset(st);
-out_release:
-    rt__sqlite_release(db, c);
+out_end_read:
+    rt__sqlite_read_end(db, c, st);
     return ret;
 }
 
@@ -285,15 +262,11 @@ int rt__sqlite_scan_instances(struct rt_store *s, const char *service, rt_store_
                               void *ud, struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
-    if (!c)
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    if (rt__sqlite_read_begin(db, RT__SQL_INSTANCES, &c, &st, err))
         return err->code;
     int ret = 0, rc;
-    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_INSTANCES, err);
-    if (!st) {
-        ret = err->code;
-        goto out_release;
-    }
     rt__sqlite_bind_text(st, 1, service);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct rt_instance_info inst = {
@@ -308,13 +281,11 @@ int rt__sqlite_scan_instances(struct rt_store *s, const char *service, rt_store_
             .last_seen_ns = sqlite3_column_int64(st, 8),
         };
         if ((ret = cb(ud, &inst)))
-            goto out_reset;
+            goto out_end_read;
     }
     if (rc != SQLITE_DONE)
         ret = rt__sqlite_fail(c, rc, "scanning instances", err);
-out_reset:
-    sqlite3_reset(st);
-out_release:
-    rt__sqlite_release(db, c);
+out_end_read:
+    rt__sqlite_read_end(db, c, st);
     return ret;
 }

@@ -1,6 +1,7 @@
 /* SQLite backend, profiles: storing an upload in one transaction (interning its frames and
  * stacks through the dictionary cache), the window scan, loading frames and stacks on a cache
  * miss, and retention. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,36 +26,22 @@ struct put_ctx {
     int64_t max_duration_ns;       /* longest duration inserted */
 };
 
-/* Makes *arr hold n elements of size elem; 0 or RT_ENOMEM. */
-static int reserve(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n <= *cap)
-        return 0;
-    size_t bytes;
-    if (__builtin_mul_overflow(n, elem, &bytes))
-        return RT_ENOMEM;
-    void *p = realloc(*arr, bytes);
-    if (!p)
-        return RT_ENOMEM;
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
-/* Adds a committed frame found by SQL to the shared dictionary (a failure only costs a miss). */
-static void cache_frame(struct rt_store *s, uint32_t id, const char *name, size_t len, uint64_t h)
+/* Adds a committed frame (stack) to the shared dictionary; 0 or RT_ENOMEM. */
+static int cache_frame(struct rt_store *s, uint32_t id, const char *name, size_t len, uint64_t h)
 {
     pthread_rwlock_wrlock(&s->dict_lock);
-    rt__store_dict_add_frame(&s->dict, id, name, len, h);
+    int rc = rt__store_dict_add_frame(&s->dict, id, name, len, h);
     pthread_rwlock_unlock(&s->dict_lock);
+    return rc;
 }
 
-static void cache_stack(struct rt_store *s, uint32_t id, const uint32_t *frames, size_t depth,
-                        uint64_t h)
+static int cache_stack(struct rt_store *s, uint32_t id, const uint32_t *frames, size_t depth,
+                       uint64_t h)
 {
     pthread_rwlock_wrlock(&s->dict_lock);
-    rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
+    int rc = rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
     pthread_rwlock_unlock(&s->dict_lock);
+    return rc;
 }
 
 /* A row id as a dictionary id; RT_EIO past 32 bits. */
@@ -92,7 +79,8 @@ static int intern_frame(struct put_ctx *c, const char *name, size_t len, uint32_
         sqlite3_reset(st);
         if (to_id32(rowid, id, "frame", err))
             return err->code;
-        cache_frame(c->s, *id, name, len, h); /* committed before this transaction */
+        /* committed before this transaction; a failure only costs a miss */
+        cache_frame(c->s, *id, name, len, h);
         return 0;
     }
     sqlite3_reset(st);
@@ -158,7 +146,7 @@ static int intern_stack(struct put_ctx *c, const uint32_t *frames, size_t depth,
     if (find_stack_sql(c, h, id, &found, err))
         return err->code;
     if (found) {
-        cache_stack(c->s, *id, frames, depth, h);
+        cache_stack(c->s, *id, frames, depth, h); /* a failure only costs a miss */
         return 0;
     }
     sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_STACK_ADD, err);
@@ -180,15 +168,16 @@ static int intern_stack(struct put_ctx *c, const uint32_t *frames, size_t depth,
 /* Interns every stack of p into c->rows (one row per stack). */
 static int intern_rows(struct put_ctx *c, const struct rt_profile *p, struct rt_error *err)
 {
-    if (reserve((void **)&c->fmap, &c->cap_fmap, p->frames.count + 1, sizeof(*c->fmap)) ||
-        reserve((void **)&c->rows, &c->cap_rows, p->nstacks + 1, sizeof(*c->rows)))
+    if (rt_array_grow((void **)&c->fmap, &c->cap_fmap, p->frames.count + 1, sizeof(*c->fmap)) ||
+        rt_array_grow((void **)&c->rows, &c->cap_rows, p->nstacks + 1, sizeof(*c->rows)))
         return rt_error_set(err, RT_ENOMEM, "out of memory");
     memset(c->fmap, 0, p->frames.count * sizeof(*c->fmap));
     for (size_t i = 0; i < p->nstacks; i++) {
         const struct rt_profile_stack *ps = &p->stacks[i];
         if ((size_t)ps->off + ps->depth > p->nframe_ids)
             return rt_error_set(err, RT_EINVAL, "stack %zu lies outside the profile's frames", i);
-        if (reserve((void **)&c->sframes, &c->cap_sframes, ps->depth + 1, sizeof(*c->sframes)))
+        if (rt_array_grow((void **)&c->sframes, &c->cap_sframes, ps->depth + 1,
+                          sizeof(*c->sframes)))
             return rt_error_set(err, RT_ENOMEM, "out of memory");
         for (uint32_t k = 0; k < ps->depth; k++) {
             uint32_t fid = p->frame_ids[ps->off + k];
@@ -414,17 +403,13 @@ int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_stor
                     void *ud, struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
-    if (!c)
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    if (rt__sqlite_read_begin(db, RT__SQL_SCAN, &c, &st, err))
         return err->code;
     struct rt_store_row *rows = NULL;
     size_t cap = 0;
     int ret = 0, rc;
-    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_SCAN, err);
-    if (!st) {
-        ret = err->code;
-        goto out_release;
-    }
     sqlite3_bind_text(st, 1, f->service, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, (int)f->type);
     sqlite3_bind_int64(st, 3, f->from_ns);
@@ -440,96 +425,81 @@ int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_stor
         if (drc) {
             ret = rt_error_set(err, RT_EIO, "profile %lld: rows unreadable (%s)",
                                (long long)m.id, rt_strerror(drc));
-            goto out_reset;
+            goto out_end_read;
         }
         ret = cb(ud, &m, rows, nrows);
         if (ret)
-            goto out_reset;
+            goto out_end_read;
     }
     if (rc != SQLITE_DONE)
         ret = rt__sqlite_fail(c, rc, "scanning profiles", err);
-out_reset:
-    sqlite3_reset(st);
-out_release:
-    rt__sqlite_release(db, c);
+out_end_read:
+    rt__sqlite_read_end(db, c, st);
     free(rows);
     return ret;
+}
+
+/* Starts a read of the one row statement q (by id) returns: the row is current on success and
+ * the caller ends the read; RT_ENOTFOUND when there is none ("no <what> <id>"). */
+static int read_by_id(struct rt__sqlite *db, enum rt__sql q, uint32_t id, const char *what,
+                      struct rt__sqlite_conn **c, sqlite3_stmt **st, struct rt_error *err)
+{
+    if (rt__sqlite_read_begin(db, q, c, st, err))
+        return err->code;
+    sqlite3_bind_int64(*st, 1, id);
+    int rc = sqlite3_step(*st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    if (rc == SQLITE_DONE) {
+        rt_error_set(err, RT_ENOTFOUND, "no %s %u", what, id);
+    } else {
+        char doing[32];
+        snprintf(doing, sizeof(doing), "loading a %s", what);
+        rt__sqlite_fail(*c, rc, doing, err);
+    }
+    rt__sqlite_read_end(db, *c, *st);
+    return err->code;
 }
 
 int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
-    if (!c)
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    if (read_by_id(db, RT__SQL_STACK_BY_ID, id, "stack", &c, &st, err))
         return err->code;
-    int ret;
-    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_STACK_BY_ID, err);
-    if (!st) {
-        ret = err->code;
-        goto out_release;
-    }
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        ret = rc == SQLITE_DONE ? rt_error_set(err, RT_ENOTFOUND, "no stack %u", id)
-                                : rt__sqlite_fail(c, rc, "loading a stack", err);
-        goto out_reset;
-    }
     uint64_t h = (uint64_t)sqlite3_column_int64(st, 0);
     uint32_t *frames;
     size_t depth;
-    ret = rt__store_decode_stack(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-                                 &frames, &depth);
+    int ret = rt__store_decode_stack(sqlite3_column_blob(st, 1),
+                                     (size_t)sqlite3_column_bytes(st, 1), &frames, &depth);
     if (ret) {
         ret = rt_error_set(err, RT_EIO, "stack %u unreadable (%s)", id, rt_strerror(ret));
-        goto out_reset;
+        goto out_end_read;
     }
-    pthread_rwlock_wrlock(&s->dict_lock);
-    ret = rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
-    pthread_rwlock_unlock(&s->dict_lock);
+    ret = cache_stack(s, id, frames, depth, h);
     free(frames);
     if (ret)
         ret = rt_error_set(err, RT_ENOMEM, "out of memory");
-out_reset:
-    sqlite3_reset(st);
-out_release:
-    rt__sqlite_release(db, c);
+out_end_read:
+    rt__sqlite_read_end(db, c, st);
     return ret;
 }
 
 int rt__sqlite_load_frame(struct rt_store *s, uint32_t id, struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c = rt__sqlite_reader(db, err);
-    if (!c)
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    if (read_by_id(db, RT__SQL_FRAME_BY_ID, id, "frame", &c, &st, err))
         return err->code;
-    int ret;
-    sqlite3_stmt *st = rt__sqlite_stmt(c, RT__SQL_FRAME_BY_ID, err);
-    if (!st) {
-        ret = err->code;
-        goto out_release;
-    }
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        ret = rc == SQLITE_DONE ? rt_error_set(err, RT_ENOTFOUND, "no frame %u", id)
-                                : rt__sqlite_fail(c, rc, "loading a frame", err);
-        goto out_reset;
-    }
     const char *name = rt__sqlite_text(st, 0);
     size_t len = (size_t)sqlite3_column_bytes(st, 0);
     if (!name)
         name = "";
-    pthread_rwlock_wrlock(&s->dict_lock);
-    ret = rt__store_dict_add_frame(&s->dict, id, name, len, rt_hash(name, len));
-    pthread_rwlock_unlock(&s->dict_lock);
-    if (ret)
-        ret = rt_error_set(err, RT_ENOMEM, "out of memory");
-out_reset:
-    sqlite3_reset(st);
-out_release:
-    rt__sqlite_release(db, c);
-    return ret;
+    int ret = cache_frame(s, id, name, len, rt_hash(name, len));
+    rt__sqlite_read_end(db, c, st);
+    return ret ? rt_error_set(err, RT_ENOMEM, "out of memory") : 0;
 }
 
 /* Deletes one batch of expired profiles; sets *n to the number deleted. */

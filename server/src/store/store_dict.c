@@ -65,24 +65,14 @@ void rt__store_dict_cleanup(struct rt__store_dict *d)
     rt__store_dict_init(d, d->by_id);
 }
 
-/* Grows an array of elements of size elem to hold at least need; 0 or RT_ENOMEM. */
+/* rt_array_grow, the new elements zeroed when zero is set; 0 or RT_ENOMEM. */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem, bool zero)
 {
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    size_t bytes;
-    if (__builtin_mul_overflow(n, elem, &bytes))
+    size_t old = *cap;
+    if (rt_array_grow(arr, cap, need, elem))
         return RT_ENOMEM;
-    void *p = realloc(*arr, bytes);
-    if (!p)
-        return RT_ENOMEM;
-    if (zero)
-        memset((char *)p + *cap * elem, 0, (n - *cap) * elem);
-    *arr = p;
-    *cap = n;
+    if (zero && *cap > old)
+        memset((char *)*arr + old * elem, 0, (*cap - old) * elem);
     return 0;
 }
 

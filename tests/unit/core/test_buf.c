@@ -1,4 +1,5 @@
-/* Tests of server/src/core/buf.c and intern.c: limits, growth, interning ids. */
+/* Tests of server/src/core/buf.c and intern.c: limits, growth, array growth, interning ids. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "rt/buf.h"
@@ -34,6 +35,31 @@ static void test_buf_growth(void)
     rt_buf_cleanup(&b);
 }
 
+static void test_array_grow(void)
+{
+    int *a = NULL;
+    size_t cap = 0;
+    CHECK_INT(rt_array_grow((void **)&a, &cap, 0, sizeof(*a)), 0);
+    CHECK(a == NULL && cap == 0);
+    CHECK_INT(rt_array_grow((void **)&a, &cap, 1, sizeof(*a)), 0);
+    CHECK_INT(cap, 64);
+    a[63] = 7;
+    CHECK_INT(rt_array_grow((void **)&a, &cap, 64, sizeof(*a)), 0);
+    CHECK_INT(cap, 64);
+    CHECK_INT(rt_array_grow((void **)&a, &cap, 65, sizeof(*a)), 0);
+    CHECK_INT(cap, 128);
+    CHECK_INT(a[63], 7);
+    CHECK_INT(rt_array_grow((void **)&a, &cap, 1000, sizeof(*a)), 0);
+    CHECK_INT(cap, 1024);
+    /* need * elem past SIZE_MAX fails and leaves the array as it was */
+    int *before = a;
+    CHECK_INT(rt_array_grow((void **)&a, &cap, SIZE_MAX / 2, sizeof(*a)), RT_ENOMEM);
+    CHECK(a == before && cap == 1024);
+    CHECK_INT(rt_array_grow((void **)&a, &cap, SIZE_MAX, sizeof(*a)), RT_ENOMEM);
+    CHECK_INT(cap, 1024);
+    free(a);
+}
+
 static void test_intern(void)
 {
     struct rt_intern t;
@@ -62,6 +88,7 @@ int main(void)
 {
     RUN(test_buf_limit);
     RUN(test_buf_growth);
+    RUN(test_array_grow);
     RUN(test_intern);
     return TEST_DONE();
 }

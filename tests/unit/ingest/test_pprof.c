@@ -6,23 +6,8 @@
 
 #include "rt/err.h"
 #include "rt/ingest.h"
+#include "slurp.h"
 #include "test.h"
-
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s\n", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    *n = fread(b, 1, (size_t)len, f);
-    fclose(f);
-    return b;
-}
 
 /* Ingests a file with an optional type=; returns the rt_ingest_parse code. */
 static int ingest(const char *path, const char *type, struct rt_profile **out, size_t *nout,

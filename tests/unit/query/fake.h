@@ -1,5 +1,6 @@
 /* Test helpers for the query engine: an in-memory source of stacks and frame names (standing
- * in for the store) and a helper that adds a synthetic profile to a query context. */
+ * in for the store), a helper that adds a synthetic profile to a query context, and getters
+ * for the fields of a JSON answer. */
 #ifndef RT_TEST_QUERY_FAKE_H
 #define RT_TEST_QUERY_FAKE_H
 
@@ -136,6 +137,29 @@ static inline int fake_fn(const struct rt__query_ctx *c, const char *name)
         if (strcmp(c->fns[i].name, name) == 0)
             return (int)i;
     return -1;
+}
+
+/* Ends a test's query: cleans up c and frees f. */
+static inline void fake_done(struct rt__query_ctx *c, struct fake *f)
+{
+    rt__query_ctx_cleanup(c);
+    fake_free(f);
+}
+
+/* Field key of the JSON object o as a string, real or integer (NULL or 0 when absent). */
+static inline const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static inline double jreal(const json_t *o, const char *key)
+{
+    return json_real_value(json_object_get(o, key));
+}
+
+static inline long long jint(const json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
 }
 
 #define S_NS 1000000000LL

@@ -69,8 +69,29 @@ static const struct rt__query_diff_row *row_of(const struct rt__query_ctx *c,
     return NULL;
 }
 
-/* Baseline: 10 profiles of 1000 samples, a 50 %, b 30 %, c 20 % (all under main).
- * Current: a 40 %, b 30 %, c 30 %. c grows by exactly 10 pp and ranks first; then b and main
+/* Finishes c and ranks its functions into *rows (caller frees); returns the number of rows. */
+static size_t rank(struct rt__query_ctx *c, struct rt__query_diff_row **rows)
+{
+    size_t n = 0;
+    *rows = NULL;
+    CHECK_INT(rt__query_finish(c), 0);
+    CHECK_INT(rt__query_diff_rows(c, false, false, rows, &n), 0);
+    return n;
+}
+
+/* The known-growth workload: 10 profiles of 1000 samples per window, all under main.
+ * Baseline a 50 %, b 30 %, c 20 %; current a 40 %, b 30 %, c 30 %. */
+static void add_known_growth(struct rt__query_ctx *c, struct fake *f)
+{
+    const char *st[] = {"main;a", "main;b", "main;c"};
+    double base[] = {500, 300, 200}, cur[] = {400, 300, 300};
+    for (int i = 0; i < 10; i++) {
+        add60(c, f, 0, 60.0 * i, st, base, 3, false);
+        add60(c, f, 1, 600 + 60.0 * i, st, cur, 3, false);
+    }
+}
+
+/* The known-growth workload: c grows by exactly 10 pp and ranks first; then b and main
  * (0 pp, tied, by name), then a (-10 pp). z of c by hand: x_b = 2000, x_c = 3000,
  * n = 10000 each, pbar = 0.25, phi = 1 (every profile has its window's share exactly):
  * z = (0.3 - 0.2) / sqrt(0.25 * 0.75 * (1/10000 + 1/10000)). */
@@ -79,16 +100,9 @@ static void test_known_growth(void)
     struct fake *f = fake_new();
     struct rt__query_ctx c;
     init2(&c, f, RT_PTYPE_CPU);
-    const char *st[] = {"main;a", "main;b", "main;c"};
-    double base[] = {500, 300, 200}, cur[] = {400, 300, 300};
-    for (int i = 0; i < 10; i++) {
-        add60(&c, f, 0, 60.0 * i, st, base, 3, false);
-        add60(&c, f, 1, 600 + 60.0 * i, st, cur, 3, false);
-    }
-    CHECK_INT(rt__query_finish(&c), 0);
+    add_known_growth(&c, f);
     struct rt__query_diff_row *rows;
-    size_t n;
-    CHECK_INT(rt__query_diff_rows(&c, false, false, &rows, &n), 0);
+    size_t n = rank(&c, &rows);
     CHECK_INT(n, 4);
     CHECK_STR(c.fns[rows[0].fn].name, "c");
     CHECK_NEAR(rows[0].delta_pp, 10.0, REL);
@@ -110,8 +124,7 @@ static void test_known_growth(void)
     CHECK_INT(rows[3].significant, 1);
     CHECK_INT(rows[1].significant, 0);
     free(rows);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* A function with 3 samples in each window (of 10,000) is not significant; one with 0 in the
@@ -130,10 +143,8 @@ static void test_rare_not_significant(void)
         add60(&c, f, 0, 60.0 * i, st, fill, 1, false);
         add60(&c, f, 1, 600 + 60.0 * i, st, fill, 1, false);
     }
-    CHECK_INT(rt__query_finish(&c), 0);
     struct rt__query_diff_row *rows;
-    size_t n;
-    CHECK_INT(rt__query_diff_rows(&c, false, false, &rows, &n), 0);
+    size_t n = rank(&c, &rows);
     const struct rt__query_diff_row *rare = row_of(&c, rows, n, "rare");
     const struct rt__query_diff_row *nb = row_of(&c, rows, n, "newbie");
     CHECK(rare && nb);
@@ -146,8 +157,7 @@ static void test_rare_not_significant(void)
         CHECK_NEAR(nb->delta_pp, 100.0 * 3 / 10000, REL);
     }
     free(rows);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* chi^2 from s2 agrees with the definition: sum over every profile (zeros included) of
@@ -192,10 +202,8 @@ static void test_bursty_not_significant(void)
         add60(&c, f, 0, 60.0 * i, st, b, 2, false);
         add60(&c, f, 1, 600 + 60.0 * i, st, u, 2, false);
     }
-    CHECK_INT(rt__query_finish(&c), 0);
     struct rt__query_diff_row *rows;
-    size_t n;
-    CHECK_INT(rt__query_diff_rows(&c, false, false, &rows, &n), 0);
+    size_t n = rank(&c, &rows);
     const struct rt__query_diff_row *r = row_of(&c, rows, n, "burst");
     CHECK(r != NULL);
     if (r) {
@@ -206,8 +214,7 @@ static void test_bursty_not_significant(void)
         CHECK_NEAR(r->delta_pp, 0.5, REL);
     }
     free(rows);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* ---- A/A runs: a seeded generator of bursty multinomial workloads ---- */
@@ -287,11 +294,9 @@ static int aa_run(uint64_t seed, double boost, const char **first)
     struct rng r = {seed * 0x9E3779B97F4A7C15ULL + 1};
     aa_window(&c, f, &r, 0, 1);
     aa_window(&c, f, &r, 1, boost);
-    CHECK_INT(rt__query_finish(&c), 0);
     struct rt__query_diff_row *rows;
-    size_t n;
+    size_t n = rank(&c, &rows);
     int flagged = 0;
-    CHECK_INT(rt__query_diff_rows(&c, false, false, &rows, &n), 0);
     for (size_t i = 0; i < n; i++)
         if (rows[i].significant == 1) {
             flagged++;
@@ -301,8 +306,7 @@ static int aa_run(uint64_t seed, double boost, const char **first)
                              : "other";
         }
     free(rows);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
     return flagged;
 }
 
@@ -332,7 +336,7 @@ static json_t *fn_json(json_t *out, const char *name)
     json_t *fn;
     json_array_foreach(json_object_get(out, "functions"), i, fn)
     {
-        if (strcmp(json_string_value(json_object_get(fn, "name")), name) == 0)
+        if (strcmp(jstr(fn, "name"), name) == 0)
             return fn;
     }
     return NULL;
@@ -344,44 +348,36 @@ static void test_diff_json(void)
     struct fake *f = fake_new();
     struct rt__query_ctx c;
     init2(&c, f, RT_PTYPE_CPU);
-    const char *st[] = {"main;a", "main;b", "main;c"};
-    double base[] = {500, 300, 200}, cur[] = {400, 300, 300};
-    for (int i = 0; i < 10; i++) {
-        add60(&c, f, 0, 60.0 * i, st, base, 3, false);
-        add60(&c, f, 1, 600 + 60.0 * i, st, cur, 3, false);
-    }
+    add_known_growth(&c, f);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *issue = json_pack("{s:s}", "id", "7");
     json_t *deploys = json_array();
     json_t *out = rt__query_diff_json(&c, "shop", 2, issue, deploys);
     CHECK(out != NULL);
-    CHECK_STR(json_string_value(json_object_get(out, "type")), "cpu");
-    CHECK_STR(json_string_value(json_object_get(out, "type_note")), "excludes time spent waiting");
-    CHECK_NEAR(json_real_value(json_object_get(out, "window_s")), 600.0, REL);
-    CHECK_STR(json_string_value(json_object_get(json_object_get(out, "issue"), "id")), "7");
+    CHECK_STR(jstr(out, "type"), "cpu");
+    CHECK_STR(jstr(out, "type_note"), "excludes time spent waiting");
+    CHECK_NEAR(jreal(out, "window_s"), 600.0, REL);
+    CHECK_STR(jstr(json_object_get(out, "issue"), "id"), "7");
     CHECK_INT(json_array_size(json_object_get(out, "functions")), 2);
     CHECK(json_is_true(json_object_get(out, "truncated")));
     json_t *first = json_array_get(json_object_get(out, "functions"), 0);
-    CHECK_STR(json_string_value(json_object_get(first, "name")), "c");
-    CHECK_NEAR(json_real_value(json_object_get(first, "delta_pp")), 10.0, REL);
-    CHECK_NEAR(json_real_value(json_object_get(first, "base_samples")), 2000.0, REL);
-    CHECK_NEAR(json_real_value(json_object_get(first, "cur_samples")), 3000.0, REL);
+    CHECK_STR(jstr(first, "name"), "c");
+    CHECK_NEAR(jreal(first, "delta_pp"), 10.0, REL);
+    CHECK_NEAR(jreal(first, "base_samples"), 2000.0, REL);
+    CHECK_NEAR(jreal(first, "cur_samples"), 3000.0, REL);
     CHECK(json_is_true(json_object_get(first, "significant")));
     CHECK(json_is_false(json_object_get(first, "new")));
     CHECK(json_is_real(json_object_get(first, "z")));
     /* capacity: gapless 600 s windows, 100 s of CPU each: 730 * 100 / 600 */
     json_t *cap = json_object_get(out, "capacity");
     json_t *v = json_object_get(cap, "vcpu_hours_per_month");
-    CHECK_NEAR(json_real_value(json_object_get(v, "base")), 730.0 * 100 / 600, REL);
-    CHECK_NEAR(json_real_value(json_object_get(v, "cur")), 730.0 * 100 / 600, REL);
+    CHECK_NEAR(jreal(v, "base"), 730.0 * 100 / 600, REL);
+    CHECK_NEAR(jreal(v, "cur"), 730.0 * 100 / 600, REL);
     /* c: 20 s then 30 s of CPU */
     json_t *fv = json_object_get(first, "vcpu_hours_per_month");
-    CHECK_NEAR(json_real_value(json_object_get(fv, "base")), 730.0 * 20 / 600, REL);
-    CHECK_NEAR(json_real_value(json_object_get(fv, "cur")), 730.0 * 30 / 600, REL);
-    CHECK_NEAR(json_real_value(json_object_get(json_object_get(json_object_get(cap, "inputs"),
-                                                               "cur"),
-                                               "cpu_s")),
-               100.0, REL);
+    CHECK_NEAR(jreal(fv, "base"), 730.0 * 20 / 600, REL);
+    CHECK_NEAR(jreal(fv, "cur"), 730.0 * 30 / 600, REL);
+    CHECK_NEAR(jreal(json_object_get(json_object_get(cap, "inputs"), "cur"), "cpu_s"), 100.0, REL);
     CHECK(json_is_null(json_object_get(out, "capacity_unavailable")));
     CHECK(json_is_null(json_object_get(out, "significance_unavailable")));
     CHECK(json_is_false(json_object_get(out, "baseline_missing")));
@@ -403,13 +399,12 @@ static void test_diff_json(void)
     CHECK_NEAR(fg_real(fg, "cur_share", cn), 30.0, REL);
     CHECK_NEAR(fg_real(fg, "delta_pp", cn), 10.0, REL);
     json_t *q = json_object_get(out, "quality");
-    CHECK_INT(json_integer_value(json_object_get(json_object_get(q, "baseline"), "profiles")), 10);
+    CHECK_INT(jint(json_object_get(q, "baseline"), "profiles"), 10);
     CHECK_INT(json_array_size(json_object_get(q, "warnings")), 0);
     json_decref(out);
     json_decref(issue);
     json_decref(deploys);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* No baseline data: the answer says so, lists current functions as new, none significant. */
@@ -434,14 +429,12 @@ static void test_baseline_missing(void)
     json_t *w = json_object_get(json_object_get(out, "quality"), "warnings");
     CHECK_STR(json_string_value(json_array_get(w, 0)),
               "no baseline data: nothing can be ranked as grown");
-    CHECK_STR(json_string_value(json_object_get(out, "capacity_unavailable")),
-              "baseline: no profiles in window");
+    CHECK_STR(jstr(out, "capacity_unavailable"), "baseline: no profiles in window");
     json_t *v = json_object_get(json_object_get(out, "capacity"), "vcpu_hours_per_month");
     CHECK(json_is_null(json_object_get(v, "base")));
-    CHECK_NEAR(json_real_value(json_object_get(v, "cur")), 730.0 * 100 / 600, REL);
+    CHECK_NEAR(jreal(v, "cur"), 730.0 * 100 / 600, REL);
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* A profile without sample counts: significance null for all, with the reason. */
@@ -460,10 +453,9 @@ static void test_counts_missing(void)
     json_t *b = fn_json(out, "b");
     CHECK(b && json_is_null(json_object_get(b, "significant")));
     CHECK(b && json_is_null(json_object_get(b, "z")));
-    CHECK_NEAR(json_real_value(json_object_get(b, "delta_pp")), 40.0, REL);
+    CHECK_NEAR(jreal(b, "delta_pp"), 40.0, REL);
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* Wall diff: capacity null with the reason, per-function vcpu null; low coverage warned. */
@@ -480,18 +472,15 @@ static void test_wall_diff(void)
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *out = rt__query_diff_json(&c, "shop", 1000, NULL, NULL);
     CHECK(json_is_null(json_object_get(out, "capacity")));
-    CHECK_STR(json_string_value(json_object_get(out, "capacity_unavailable")),
-              RT__QUERY_REASON_WALL);
+    CHECK_STR(jstr(out, "capacity_unavailable"), RT__QUERY_REASON_WALL);
     CHECK(json_is_null(json_object_get(fn_json(out, "a"), "vcpu_hours_per_month")));
-    CHECK_STR(json_string_value(json_object_get(out, "type_note")),
-              "includes time blocked on I/O and locks");
+    CHECK_STR(jstr(out, "type_note"), "includes time blocked on I/O and locks");
     json_t *w = json_object_get(json_object_get(out, "quality"), "warnings");
     CHECK_INT(json_array_size(w), 1); /* baseline coverage 60 / 590 */
     CHECK_STR(json_string_value(json_array_get(w, 0)),
               "coverage below 50% in the baseline window");
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* Speed: 600 profiles x 3000 rows per window (distinct stacks of depth 8 over 2,000
@@ -532,8 +521,7 @@ static void test_speed(void)
     printf("speed: diff of 2 x %d profiles x %d rows: %.3f s\n", NPROF, NST, secs);
     json_decref(out);
     free(rows);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 int main(void)

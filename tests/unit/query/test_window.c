@@ -57,24 +57,23 @@ static void test_straddling_weights(void)
     CHECK_NEAR(c.fns[ia].self_s[0], 50.0, REL);
     CHECK_NEAR(c.fns[ia].self_v[0], 0.5e9, REL);
     json_t *out = rt__query_profile_json(&c, "shop", 1000);
-    CHECK_NEAR(json_real_value(json_object_get(out, "samples")), 200.0, REL);
-    CHECK_INT(json_integer_value(json_object_get(out, "value_ns")), 2 * S_NS);
+    CHECK_NEAR(jreal(out, "samples"), 200.0, REL);
+    CHECK_INT(jint(out, "value_ns"), 2 * S_NS);
     json_t *fns = json_object_get(out, "functions");
     /* main (self 0) last; b (1 s) first; a and c tie at 0.5 s: by name */
-    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 0), "name")), "b");
-    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 1), "name")), "a");
-    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 2), "name")), "c");
-    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 3), "name")), "main");
+    CHECK_STR(jstr(json_array_get(fns, 0), "name"), "b");
+    CHECK_STR(jstr(json_array_get(fns, 1), "name"), "a");
+    CHECK_STR(jstr(json_array_get(fns, 2), "name"), "c");
+    CHECK_STR(jstr(json_array_get(fns, 3), "name"), "main");
     json_t *fa = json_array_get(fns, 1);
-    CHECK_NEAR(json_real_value(json_object_get(fa, "self_share")), 25.0, REL);
-    CHECK_NEAR(json_real_value(json_object_get(fa, "self_samples")), 50.0, REL);
+    CHECK_NEAR(jreal(fa, "self_share"), 25.0, REL);
+    CHECK_NEAR(jreal(fa, "self_samples"), 50.0, REL);
     json_t *fm = json_array_get(fns, 3);
-    CHECK_NEAR(json_real_value(json_object_get(fm, "total_share")), 100.0, REL);
-    CHECK_INT(json_integer_value(json_object_get(fm, "total_ns")), 2 * S_NS);
-    CHECK_INT(json_integer_value(json_object_get(fm, "self_ns")), 0);
+    CHECK_NEAR(jreal(fm, "total_share"), 100.0, REL);
+    CHECK_INT(jint(fm, "total_ns"), 2 * S_NS);
+    CHECK_INT(jint(fm, "self_ns"), 0);
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* Recursion: in "main;f;g;f" f is counted once in total; self belongs to the leaf only.
@@ -98,17 +97,14 @@ static void test_self_total_recursion(void)
     CHECK_NEAR(g->self_v[0], 600.0 * MS_NS, REL);
     json_t *out = rt__query_profile_json(&c, "shop", 1000);
     json_t *fns = json_object_get(out, "functions");
-    CHECK_STR(json_string_value(json_object_get(json_array_get(fns, 0), "name")), "g");
-    CHECK_NEAR(json_real_value(json_object_get(json_array_get(fns, 1), "total_share")), 40.0,
-               REL);
+    CHECK_STR(jstr(json_array_get(fns, 0), "name"), "g");
+    CHECK_NEAR(jreal(json_array_get(fns, 1), "total_share"), 40.0, REL);
     /* gapless 600 s, 1 s CPU: 730 * 1 / 600; g: 730 * 0.6 / 600 */
     json_t *cap = json_object_get(out, "capacity");
-    CHECK_NEAR(json_real_value(json_object_get(cap, "vcpu_hours_per_month")), 730.0 / 600, REL);
-    CHECK_NEAR(json_real_value(json_object_get(json_array_get(fns, 0), "vcpu_hours_per_month")),
-               730.0 * 0.6 / 600, REL);
+    CHECK_NEAR(jreal(cap, "vcpu_hours_per_month"), 730.0 / 600, REL);
+    CHECK_NEAR(jreal(json_array_get(fns, 0), "vcpu_hours_per_month"), 730.0 * 0.6 / 600, REL);
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* limit: 5 functions, limit 2 -> 2 listed, truncated; limit 5 -> not truncated. */
@@ -123,16 +119,13 @@ static void test_limit(void)
     json_t *out = rt__query_profile_json(&c, "shop", 2);
     CHECK_INT(json_array_size(json_object_get(out, "functions")), 2);
     CHECK(json_is_true(json_object_get(out, "truncated")));
-    CHECK_STR(json_string_value(json_object_get(
-                  json_array_get(json_object_get(out, "functions"), 1), "name")),
-              "b");
+    CHECK_STR(jstr(json_array_get(json_object_get(out, "functions"), 1), "name"), "b");
     json_decref(out);
     out = rt__query_profile_json(&c, "shop", 5);
     CHECK_INT(json_array_size(json_object_get(out, "functions")), 5);
     CHECK(json_is_false(json_object_get(out, "truncated")));
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* A wall answer: capacity null with the reason, per-function vcpu null, no cpu_agreement. */
@@ -146,19 +139,18 @@ static void test_wall_profile(void)
     CHECK_INT(fake_add(&c, f, 0, &m, rows, 1), 0);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *out = rt__query_profile_json(&c, "py", 1000);
-    CHECK_STR(json_string_value(json_object_get(out, "type")), "wall");
+    CHECK_STR(jstr(out, "type"), "wall");
     CHECK(json_is_null(json_object_get(out, "capacity")));
-    CHECK_STR(json_string_value(json_object_get(out, "capacity_unavailable")),
+    CHECK_STR(jstr(out, "capacity_unavailable"),
               "wall-clock profiles include time blocked on I/O and locks; CPU cannot be "
               "derived from them");
     json_t *fn = json_array_get(json_object_get(out, "functions"), 0);
     CHECK(json_is_null(json_object_get(fn, "vcpu_hours_per_month")));
     CHECK(json_is_null(json_object_get(out, "cpu_agreement")));
     json_t *q = json_object_get(out, "quality");
-    CHECK_NEAR(json_real_value(json_object_get(q, "coverage")), 1.0, REL);
+    CHECK_NEAR(jreal(q, "coverage"), 1.0, REL);
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* Unknown duration: weight 1 when its start is inside; capacity null with the reason. */
@@ -172,14 +164,12 @@ static void test_unknown_duration(void)
     add(&c, f, "i1", 700, -1, rows, 1); /* outside */
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *out = rt__query_profile_json(&c, "shop", 1000);
-    CHECK_INT(json_integer_value(json_object_get(out, "profiles")), 1);
-    CHECK_INT(json_integer_value(json_object_get(out, "value_ns")), 100 * MS_NS);
+    CHECK_INT(jint(out, "profiles"), 1);
+    CHECK_INT(jint(out, "value_ns"), 100 * MS_NS);
     CHECK(json_is_null(json_object_get(out, "capacity")));
-    CHECK_STR(json_string_value(json_object_get(out, "capacity_unavailable")),
-              "profile duration unknown");
+    CHECK_STR(jstr(out, "capacity_unavailable"), "profile duration unknown");
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* An empty window: no profiles, capacity null with "no profiles in window". */
@@ -190,12 +180,11 @@ static void test_empty(void)
     init1(&c, f, RT_PTYPE_CPU, 0, 600);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *out = rt__query_profile_json(&c, "shop", 1000);
-    CHECK_INT(json_integer_value(json_object_get(out, "profiles")), 0);
+    CHECK_INT(jint(out, "profiles"), 0);
     CHECK_INT(json_array_size(json_object_get(out, "functions")), 0);
-    CHECK_STR(json_string_value(json_object_get(out, "capacity_unavailable")),
-              "no profiles in window");
-    CHECK_STR(json_string_value(json_object_get(out, "from")), "1970-01-01T00:00:00Z");
-    CHECK_STR(json_string_value(json_object_get(out, "to")), "1970-01-01T00:10:00Z");
+    CHECK_STR(jstr(out, "capacity_unavailable"), "no profiles in window");
+    CHECK_STR(jstr(out, "from"), "1970-01-01T00:00:00Z");
+    CHECK_STR(jstr(out, "to"), "1970-01-01T00:10:00Z");
     json_t *q = json_object_get(out, "quality");
     CHECK(json_is_false(json_object_get(q, "has_data")));
     CHECK(json_is_null(json_object_get(q, "coverage")));
@@ -203,8 +192,7 @@ static void test_empty(void)
     CHECK_INT(json_integer_value(json_array_get(json_object_get(nodes, "total_ns"), 0)), 0);
     CHECK_INT(json_array_size(json_object_get(nodes, "parent")), 1); /* the root, no children */
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 /* Per-function capacity uses each instance's A_i / P_i: instance i1 profiles [0, 100) with
@@ -223,20 +211,17 @@ static void test_per_function_capacity(void)
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *out = rt__query_profile_json(&c, "shop", 1000);
     json_t *cap = json_object_get(out, "capacity");
-    CHECK_NEAR(json_real_value(json_object_get(cap, "vcpu_hours_per_month")),
-               730.0 / 600 * (5 + 12), REL);
+    CHECK_NEAR(jreal(cap, "vcpu_hours_per_month"), 730.0 / 600 * (5 + 12), REL);
     json_t *fa = json_array_get(json_object_get(out, "functions"), 0);
-    CHECK_STR(json_string_value(json_object_get(fa, "name")), "a");
-    CHECK_NEAR(json_real_value(json_object_get(fa, "vcpu_hours_per_month")),
-               730.0 / 600 * (1 * 5 + 6), REL);
+    CHECK_STR(jstr(fa, "name"), "a");
+    CHECK_NEAR(jreal(fa, "vcpu_hours_per_month"), 730.0 / 600 * (1 * 5 + 6), REL);
     json_t *in = json_object_get(cap, "inputs");
-    CHECK_NEAR(json_real_value(json_object_get(in, "profiled_s")), 700.0, REL);
-    CHECK_NEAR(json_real_value(json_object_get(in, "alive_s")), 1100.0, REL);
-    CHECK_NEAR(json_real_value(json_object_get(in, "cpu_s")), 13.0, REL);
-    CHECK_INT(json_integer_value(json_object_get(in, "instances_profiled")), 2);
+    CHECK_NEAR(jreal(in, "profiled_s"), 700.0, REL);
+    CHECK_NEAR(jreal(in, "alive_s"), 1100.0, REL);
+    CHECK_NEAR(jreal(in, "cpu_s"), 13.0, REL);
+    CHECK_INT(jint(in, "instances_profiled"), 2);
     json_decref(out);
-    rt__query_ctx_cleanup(&c);
-    fake_free(f);
+    fake_done(&c, f);
 }
 
 int main(void)
