@@ -20,15 +20,16 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS += $(SANFLAGS)
 
 # Modules from the bottom up; a module links only what sits beneath it (STYLE.md).
-MODULES  = core model ingest store query export http cli
+MODULES  = core model ingest store query export control http cli
 LIBS_core   = core
 LIBS_model  = model core
 LIBS_ingest = ingest model core
 LIBS_store  = store model core
 LIBS_query  = query store ingest model core
 LIBS_export = export ingest model core
-LIBS_http   = http query export store ingest model core
-LIBS_cli    = cli http query export store ingest model core
+LIBS_control = control store model core
+LIBS_http   = http control query export store ingest model core
+LIBS_cli    = cli http control query export store ingest model core
 
 lib = $(BUILD)/lib$(1).a
 srcs = $(wildcard server/src/$(1)/*.c)

@@ -11,13 +11,15 @@ static int usage(void)
     fprintf(stderr,
             "roottrace: a self-hosted continuous profiler\n\n"
             "usage: roottrace COMMAND [options]\n\n"
-            "  serve   [--data DIR] [--listen HOST:PORT] [--retention 30d]\n"
+            "  serve   [--data DIR] [--listen HOST:PORT] [--retention 30d] [--poll-interval 10s]\n"
             "  ingest  FILE... --service S [--type cpu|wall] [--at TIME] [--duration D]\n"
             "  top     --service S --type T [--from T --to T] [--limit N]\n"
             "  diff    --service S --type T --at TIME [--window 10m] | --issue ID\n"
             "  export  --service S --type T --from T --to T --format pprof|folded|speedscope\n"
             "  issue   create --service S --at TIME [--title T] | list\n"
             "  deploy  --service S --version V [--at TIME]\n"
+            "  key     create --scope admin|read|ingest [--service S] | list | revoke ID\n"
+            "  profiling on|off --service S [--type cpu|wall] [--sampling-interval-us N]\n"
             "  health  [--url URL]\n\n"
             "Every command but serve and health works on --data DIR (default ./roottrace-data)\n"
             "or on a running server (--server URL, token in ROOTTRACE_TOKEN); --json prints\n"
@@ -32,7 +34,8 @@ int main(int argc, char **argv)
         int (*run)(int, char **);
     } cmds[] = {{"serve", rt__cli_serve},   {"ingest", rt__cli_ingest}, {"top", rt__cli_top},
                 {"diff", rt__cli_diff},     {"export", rt__cli_export}, {"health", rt__cli_health},
-                {"issue", rt__cli_issue},   {"deploy", rt__cli_deploy}};
+                {"issue", rt__cli_issue},   {"deploy", rt__cli_deploy},
+                {"key", rt__cli_key},       {"profiling", rt__cli_profiling}};
     if (argc < 2)
         return usage();
     curl_global_init(CURL_GLOBAL_DEFAULT);

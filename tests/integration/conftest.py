@@ -14,6 +14,7 @@ import pytest
 BIN = os.environ.get("ROOTTRACE_BIN", os.path.abspath("build/roottrace"))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
+ADMIN_TOKEN = "rt_test_admin_token_0123456789abcdef"
 
 
 def free_port():
@@ -35,9 +36,11 @@ class Response:
 class Server:
     """A running `roottrace serve`; restartable on the same data directory."""
 
-    def __init__(self, data_dir, extra_args=()):
+    def __init__(self, data_dir, extra_args=("--retention", "3650d"), token=ADMIN_TOKEN):
+        """Tests use fixed times in 2025: the default retention keeps them."""
         self.data_dir = str(data_dir)
         self.extra_args = list(extra_args)
+        self.token = token  # sent as the bearer key unless a request says otherwise
         self.proc = None
         self.port = None
         self.log_path = os.path.join(os.path.dirname(self.data_dir), "server.log")
@@ -47,7 +50,8 @@ class Server:
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [BIN, "serve", "--data", self.data_dir, "--listen", f"127.0.0.1:{self.port}",
-             *self.extra_args], stdout=self.log, stderr=self.log)
+             *self.extra_args], stdout=self.log, stderr=self.log,
+            env={**os.environ, "ROOTTRACE_BOOTSTRAP_TOKEN": ADMIN_TOKEN})
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -74,13 +78,19 @@ class Server:
     def url(self):
         return f"http://127.0.0.1:{self.port}"
 
-    def request(self, method, path, params=None, body=None, headers=None, timeout=60):
+    def request(self, method, path, params=None, body=None, headers=None, timeout=60,
+                token=None):
+        """token: the bearer key (default: the admin token); "" sends none."""
         url = self.url + path
         if params:
             url += "?" + urllib.parse.urlencode(params)
+        headers = dict(headers or {})
+        token = self.token if token is None else token
+        if token:
+            headers.setdefault("Authorization", f"Bearer {token}")
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
-            headers = {"Content-Type": "application/json", **(headers or {})}
+            headers.setdefault("Content-Type", "application/json")
         req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
@@ -94,9 +104,24 @@ class Server:
     def post(self, path, params=None, body=None, **kw):
         return self.request("POST", path, params, body, **kw)
 
-    def upload(self, data, content_type="application/octet-stream", **params):
-        return self.post("/api/v1/profiles", params, data,
-                         headers={"Content-Type": content_type})
+    def put(self, path, params=None, body=None, **kw):
+        return self.request("PUT", path, params, body, **kw)
+
+    def delete(self, path, **kw):
+        return self.request("DELETE", path, **kw)
+
+    def upload(self, data, content_type="application/octet-stream", token=None, timeout=60,
+               **params):
+        return self.request("POST", "/api/v1/profiles", params, data,
+                            headers={"Content-Type": content_type}, token=token,
+                            timeout=timeout)
+
+    def key(self, scope, service=None):
+        """A new key of scope (bound to service), made with the admin token."""
+        body = {"scope": scope, **({"service": service} if service else {})}
+        r = self.post("/api/v1/keys", body=body)
+        assert r.status == 201, r.body
+        return r.json()["key"]
 
     def metric(self, name):
         for line in self.get("/metrics").body.decode().splitlines():
@@ -115,7 +140,7 @@ def server(tmp_path):
 def cli(*args, check=True, env=None):
     """Runs the roottrace CLI; returns CompletedProcess with text output."""
     r = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, **(env or {})})
+                       env={**os.environ, "ROOTTRACE_TOKEN": ADMIN_TOKEN, **(env or {})})
     if check and r.returncode != 0:
         raise AssertionError(f"roottrace {' '.join(args)} failed ({r.returncode}):\n"
                              f"{r.stdout}\n{r.stderr}")

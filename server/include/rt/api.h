@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rt/control.h"
 #include "rt/err.h"
 #include "rt/ingest.h"
 #include "rt/store.h"
@@ -18,11 +19,14 @@ struct rt_metrics;
 /* What every handler shares; owned by the server (or the CLI), borrowed by handlers. */
 struct rt_api_ctx {
     struct rt_store *store;
+    struct rt_control *control;       /* keys, toggles, SDK config (DESIGN §5, §9) */
+    bool trusted;                     /* the CLI on the data directory: no token needed */
     struct rt_metrics *metrics;       /* may be NULL (CLI) */
     struct rt_ingest_limits limits;   /* DESIGN §4 */
     const char *data_dir;             /* for the free-space check; NULL = skip it */
     int64_t min_free_bytes;           /* uploads get 507 below this much free disk */
     int64_t upload_interval_ns;       /* default SDK upload interval, for issue windows */
+    int64_t retention_ns;             /* uploads that ended before now - this are refused; 0 = none */
 };
 
 struct rt_api_param {
@@ -38,6 +42,9 @@ struct rt_api_req {
     const char *content_type;         /* may be NULL */
     const void *body;
     size_t body_len;
+    const char *authorization;        /* the Authorization header, or NULL */
+    bool no_hold;                     /* answer now: the transport cannot (or did) hold it */
+    const struct rt_principal *who;   /* set by rt_api_dispatch for the handlers */
 };
 
 /* One response: JSON (json set) or raw bytes (raw set, with content_type). */
@@ -48,15 +55,22 @@ struct rt_api_resp {
     size_t raw_len;
     const char *content_type;         /* static string */
     const char *refusal;              /* static error name for metrics when status >= 400 */
+    char etag[20];                    /* ETag header to send, or "" */
+    /* A config poll to hold (DESIGN §5): status is 0 and the transport answers it again
+     * with no_hold when the service's config changes or after hold_ns. */
+    int64_t hold_ns;
+    char hold_service[201];
 };
 
 /* Fills ctx with defaults (limits of DESIGN §4, 16 MiB free-disk reserve, 60 s upload
- * interval) for store. */
-void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store);
+ * interval) for store and control (both borrowed). */
+void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_control *control);
 
-/* Routes req to its handler and fills resp (status 404 for unknown routes, 405 for a
- * known path with another method). Never fails otherwise: errors become
- * {"error": code, "message": ...} with the status of rt_http_status_from_err. */
+/* Authenticates req (401 without a valid key unless ctx->trusted; 403 when the key's scope
+ * does not cover the route, docs/control-plane.md), routes it to its handler and fills resp
+ * (404 for unknown routes, 405 for a known path with another method). Never fails
+ * otherwise: errors become {"error": code, "message": ...} with the status of
+ * rt_http_status_from_err. */
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                      struct rt_api_resp *resp);
 

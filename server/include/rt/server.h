@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "rt/control.h"
 #include "rt/err.h"
 #include "rt/store.h"
 
@@ -17,10 +18,11 @@ struct rt_server_opts {
     unsigned threads;          /* HTTP worker threads; 0 = 4 */
 };
 
-/* Starts serving on opts->listen with store (borrowed; must outlive the server).
- * Returns NULL with err set (e.g. the address is in use). */
-struct rt_server *rt_server_start(struct rt_store *store, const struct rt_server_opts *opts,
-                                  struct rt_error *err);
+/* Starts serving on opts->listen with store and control (borrowed; both must outlive the
+ * server). Held config polls (DESIGN §5) are suspended connections, woken by a timer thread
+ * or by a config change. Returns NULL with err set (e.g. the address is in use). */
+struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *control,
+                                  const struct rt_server_opts *opts, struct rt_error *err);
 
 /* The TCP port actually bound (useful with port 0). */
 uint16_t rt_server_port(const struct rt_server *srv);

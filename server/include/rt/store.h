@@ -156,4 +156,81 @@ int64_t rt_store_disk_bytes(struct rt_store *s);
 /* Number of stored profiles (for /metrics and tests). */
 int64_t rt_store_profile_count(struct rt_store *s);
 
+/* ---- Control plane state (DESIGN §5, §9) ---------------------------------------------- */
+
+/* A service's profiling toggle and the per-service overrides of the SDK config. */
+struct rt_service_config {
+    bool enabled;                  /* profiling on; false for every new service */
+    char type[8];                  /* "cpu", "wall", or "" = the runtime's own type */
+    int64_t sampling_interval_us;  /* 0 = the runtime's default */
+    int64_t upload_interval_s;     /* 0 = the default (60 s) */
+};
+
+/* Sets service name's config, creating the service if unknown. Durable when it returns 0. */
+int rt_store_set_service_config(struct rt_store *s, const char *name,
+                                const struct rt_service_config *cfg, struct rt_error *err);
+
+/* Calls cb once per service with its config (all services, ordered by name). */
+typedef int (*rt_store_service_config_cb)(void *ud, const char *name,
+                                          const struct rt_service_config *cfg);
+int rt_store_scan_service_configs(struct rt_store *s, rt_store_service_config_cb cb, void *ud,
+                                  struct rt_error *err);
+
+/* One SDK config poll, as the control plane batches them: liveness evidence (like
+ * rt_store_put_poll) plus what the instance says of itself. Strings may be NULL (unchanged). */
+struct rt_poll {
+    const char *service, *instance, *runtime, *runtime_version, *sdk_version, *version;
+    const char *status;            /* "<state>[: <reason>]" as the SDK reported it */
+    int64_t interval_us;           /* effective sampling interval the SDK reports; 0 = unknown */
+    int64_t poll_interval_s;       /* the poll interval the instance was told (for staleness) */
+    int64_t at_ns;
+};
+
+/* Records n polls in one transaction (registering services and instances on first sight,
+ * off by default), updating each instance's runtime, versions, status, interval and
+ * last_seen. Not fsynced: liveness is made durable by the next durable commit. */
+int rt_store_put_polls(struct rt_store *s, const struct rt_poll *polls, size_t n,
+                       struct rt_error *err);
+
+/* Instance fields the control plane adds (read by rt_store_scan_instances' callers). */
+struct rt_instance_status {
+    const char *service, *instance, *status;
+    int64_t interval_us, poll_interval_s, last_seen_ns;
+};
+typedef int (*rt_store_instance_status_cb)(void *ud, const struct rt_instance_status *st);
+/* Status of each instance of service (NULL = all). */
+int rt_store_scan_instance_status(struct rt_store *s, const char *service,
+                                  rt_store_instance_status_cb cb, void *ud,
+                                  struct rt_error *err);
+
+/* API keys: stored as a hash only (DESIGN §9). */
+struct rt_key {
+    int64_t id;
+    const char *scope;             /* "admin", "read" or "ingest" */
+    const char *service;           /* bound service, or NULL */
+    const char *name;              /* free text, may be NULL */
+    uint8_t hash[32];              /* BLAKE2b-256 of the secret */
+    int64_t created_at_ns;
+    int64_t revoked_at_ns;         /* 0 = active */
+};
+/* Stores a new key; sets *id. Durable when it returns 0. */
+int rt_store_put_key(struct rt_store *s, const struct rt_key *k, int64_t *id,
+                     struct rt_error *err);
+typedef int (*rt_store_key_cb)(void *ud, const struct rt_key *k);
+/* All keys, revoked ones included, ordered by id. */
+int rt_store_scan_keys(struct rt_store *s, rt_store_key_cb cb, void *ud, struct rt_error *err);
+/* Marks key id revoked at at_ns. RT_ENOTFOUND if no such active key. */
+int rt_store_revoke_key(struct rt_store *s, int64_t id, int64_t at_ns, struct rt_error *err);
+
+/* The audit log of control-plane changes (DESIGN §5). */
+struct rt_audit {
+    int64_t at_ns;
+    const char *actor, *action, *target, *detail;  /* detail may be NULL */
+};
+int rt_store_put_audit(struct rt_store *s, const struct rt_audit *a, struct rt_error *err);
+typedef int (*rt_store_audit_cb)(void *ud, const struct rt_audit *a);
+/* Audit records with at in [from_ns, to_ns), newest first, at most limit (0 = all). */
+int rt_store_scan_audit(struct rt_store *s, int64_t from_ns, int64_t to_ns, size_t limit,
+                        rt_store_audit_cb cb, void *ud, struct rt_error *err);
+
 #endif

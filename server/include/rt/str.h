@@ -30,6 +30,22 @@ char *rt_str_dup(struct rt_str s);
 /* 64-bit hash of bytes (XXH3, from Debian's libxxhash). */
 uint64_t rt_hash(const void *p, size_t n);
 
+/* True when p[0..n) is valid UTF-8 with no NUL and no other C0 control byte but tab. */
+bool rt_str_is_clean_utf8(const char *p, size_t n);
+
+/* Length (1-4) of the valid UTF-8 sequence at s[0..n), n > 0; 0 when s[0] starts none: a
+ * stray continuation byte, a cut sequence, an overlong form, a surrogate or a code point past
+ * U+10FFFF (what jansson refuses). NUL and control bytes are valid (length 1). */
+size_t rt_utf8_seq_len(const unsigned char *s, size_t n);
+
+/* True when s is entirely valid UTF-8 in the sense of rt_utf8_seq_len. */
+bool rt_str_is_utf8(struct rt_str s);
+
+/* A NUL-terminated copy of s in which each byte that starts no valid sequence is replaced by
+ * U+FFFD (EF BF BD), as the exporters write it; its length in *len (len may be NULL). The
+ * caller frees it. NULL on allocation failure. */
+char *rt_str_dup_utf8(struct rt_str s, size_t *len);
+
 /* strdup that accepts NULL (returns NULL). */
 char *rt_strdup_or_null(const char *s);
 

@@ -1,13 +1,31 @@
 /* Argument parsing and the local/remote transport shared by the subcommands. */
+#include <ctype.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "rt/buf.h"
 
-int rt__cli_parse(struct cli *c, int argc, char **argv, const char *const *flags)
+/* Finds name in spec ("service type !json": '!' marks a flag without a value). Returns 1 for
+ * an option with a value, 2 for a flag, 0 if spec does not name it. */
+static int spec_kind(const char *spec, const char *name, size_t len)
+{
+    for (const char *p = spec; *p;) {
+        p += strspn(p, " ");
+        bool flag = *p == '!';
+        p += flag;
+        size_t n = strcspn(p, " ");
+        if (n == len && strncmp(p, name, len) == 0)
+            return flag ? 2 : 1;
+        p += n;
+    }
+    return 0;
+}
+
+int rt__cli_parse(struct cli *c, int argc, char **argv, const char *spec)
 {
     memset(c, 0, sizeof(*c));
     for (int i = 0; i < argc; i++) {
@@ -21,15 +39,29 @@ int rt__cli_parse(struct cli *c, int argc, char **argv, const char *const *flags
         if (c->nkeys == CLI_MAX_ARGS)
             return -1;
         const char *key = a + 2, *eq = strchr(key, '=');
-        bool is_flag = false;
-        for (size_t f = 0; flags && flags[f]; f++)
-            is_flag |= strcmp(flags[f], key) == 0;
+        size_t klen = eq ? (size_t)(eq - key) : strlen(key);
+        int kind = spec_kind("server data", key, klen);
+        if (!kind)
+            kind = spec_kind(spec ? spec : "", key, klen);
+        if (!kind) {
+            fprintf(stderr, "roottrace: unknown option --%.*s; this command takes", (int)klen,
+                    key);
+            for (const char *p = spec ? spec : ""; *p;) {
+                p += strspn(p, " !");
+                size_t n = strcspn(p, " ");
+                if (n)
+                    fprintf(stderr, " --%.*s", (int)n, p);
+                p += n;
+            }
+            fprintf(stderr, " --server --data\n");
+            return -1;
+        }
         c->keys[c->nkeys] = key;
         if (eq) {
-            /* --key=value: keep the key's text up to '=' by copying it into argv itself. */
+            /* --key=value: end the key's text at '=' in argv itself. */
             argv[i][eq - argv[i]] = '\0';
             c->vals[c->nkeys] = eq + 1;
-        } else if (is_flag) {
+        } else if (kind == 2) {
             c->vals[c->nkeys] = NULL;
         } else if (i + 1 < argc) {
             c->vals[c->nkeys] = argv[++i];
@@ -63,6 +95,8 @@ bool rt__cli_has(const struct cli *c, const char *key)
 
 void rt__cli_cleanup(struct cli *c)
 {
+    rt_control_free(c->control);
+    c->control = NULL;
     rt_store_free(c->store);
     c->store = NULL;
 }
@@ -97,7 +131,14 @@ static void call_remote(struct cli *c, const char *method, const char *path,
     rt_buf_init(&out, 512u << 20);
     size_t blen = strlen(c->server);
     rt_buf_append(&url, c->server, blen && c->server[blen - 1] == '/' ? blen - 1 : blen);
-    rt_buf_puts(&url, path);
+    /* The path's segments may hold service names: escape all but the separators. */
+    for (const char *p = path; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (isalnum(ch) || strchr("/._~-", ch))
+            rt_buf_append(&url, p, 1);
+        else
+            rt_buf_printf(&url, "%%%02X", ch);
+    }
     append_query(curl, &url, params, nparams);
     const char *token = getenv("ROOTTRACE_TOKEN");
     if (token && *token) {
@@ -150,16 +191,32 @@ void rt__cli_call(struct cli *c, const char *method, const char *path,
     }
     if (!c->store) {
         struct rt_error err = {0};
+        struct stat st;
+        if (strcmp(method, "GET") == 0 && stat(c->data, &st) != 0) {
+            fprintf(stderr, "roottrace: no data directory at %s: pass --data DIR (where the "
+                            "server keeps its data) or --server URL\n", c->data);
+            memset(resp, 0, sizeof(*resp));
+            return;
+        }
         c->store = rt_store_open(c->data, &err);
         if (!c->store) {
             fprintf(stderr, "roottrace: cannot open the store in %s: %s\n", c->data, err.msg);
             memset(resp, 0, sizeof(*resp));
             return;
         }
-        rt_api_ctx_init(&c->api, c->store);
+        c->control = rt_control_new(c->store, 10, &err);
+        if (!c->control) {
+            fprintf(stderr, "roottrace: %s\n", err.msg);
+            memset(resp, 0, sizeof(*resp));
+            return;
+        }
+        rt_api_ctx_init(&c->api, c->store, c->control);
         c->api.data_dir = c->data;
+        c->api.trusted = true;
     }
-    struct rt_api_req req = {method, path, params, nparams, content_type, body, body_len};
+    struct rt_api_req req = {.method = method, .path = path, .params = params,
+                             .nparams = nparams, .content_type = content_type, .body = body,
+                             .body_len = body_len, .no_hold = true};
     rt_api_dispatch(&c->api, &req, resp);
 }
 

@@ -23,12 +23,14 @@ struct cli {
     const char *data;          /* --data DIR (default ./roottrace-data) */
     bool json;                 /* --json: print the API's JSON */
     struct rt_store *store;    /* opened lazily for local mode */
+    struct rt_control *control; /* with store, for keys and toggles in local mode */
     struct rt_api_ctx api;
 };
 
-/* Parses argv (after the subcommand name). flags lists the options taking no value
- * (e.g. "json"). Returns 0, or -1 after printing the problem. */
-int rt__cli_parse(struct cli *c, int argc, char **argv, const char *const *flags);
+/* Parses argv (after the subcommand name). spec lists the command's options, space
+ * separated, flags (no value) marked with '!': "service type !json"; --server and --data
+ * are always accepted. An unknown option is an error. Returns 0, or -1 after printing it. */
+int rt__cli_parse(struct cli *c, int argc, char **argv, const char *spec);
 
 /* Value of --key, or def. */
 const char *rt__cli_opt(const struct cli *c, const char *key, const char *def);
@@ -64,5 +66,7 @@ int rt__cli_export(int argc, char **argv);
 int rt__cli_health(int argc, char **argv);
 int rt__cli_issue(int argc, char **argv);
 int rt__cli_deploy(int argc, char **argv);
+int rt__cli_key(int argc, char **argv);
+int rt__cli_profiling(int argc, char **argv);
 
 #endif

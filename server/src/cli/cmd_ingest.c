@@ -87,9 +87,10 @@ static int ingest_one(struct cli *c, const char *path)
 
 int rt__cli_ingest(int argc, char **argv)
 {
-    static const char *const flags[] = {"json", NULL};
     struct cli c;
-    if (rt__cli_parse(&c, argc, argv, flags))
+    if (rt__cli_parse(&c, argc, argv,
+                      "service type instance version unit period_ns profile_id runtime at "
+                      "duration format !json"))
         return 2;
     if (!c.npos || !rt__cli_opt(&c, "service", NULL)) {
         fprintf(stderr, "usage: roottrace ingest FILE... --service S [--type cpu|wall] "

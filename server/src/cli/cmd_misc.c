@@ -5,12 +5,10 @@
 
 #include "cli.h"
 
-static const char *const json_flag[] = {"json", NULL};
-
 int rt__cli_health(int argc, char **argv)
 {
     struct cli c;
-    if (rt__cli_parse(&c, argc, argv, json_flag))
+    if (rt__cli_parse(&c, argc, argv, "url !json"))
         return 2;
     c.server = rt__cli_opt(&c, "url", c.server ? c.server : "http://127.0.0.1:4040");
     struct rt_api_resp resp;
@@ -74,7 +72,7 @@ static char *body_of(const struct cli *c, const char *const *keys, const char *c
 int rt__cli_issue(int argc, char **argv)
 {
     struct cli c;
-    if (argc < 1 || rt__cli_parse(&c, argc - 1, argv + 1, json_flag))
+    if (argc < 1 || rt__cli_parse(&c, argc - 1, argv + 1, "service title at !json"))
         goto usage;
     struct rt_api_resp resp;
     if (strcmp(argv[0], "list") == 0) {
@@ -101,7 +99,7 @@ usage:
 int rt__cli_deploy(int argc, char **argv)
 {
     struct cli c;
-    if (rt__cli_parse(&c, argc, argv, json_flag))
+    if (rt__cli_parse(&c, argc, argv, "service version at !json"))
         return 2;
     if (!rt__cli_has(&c, "service") || !rt__cli_has(&c, "version")) {
         fprintf(stderr, "usage: roottrace deploy --service S --version V [--at TIME] [--json] "

@@ -4,8 +4,6 @@
 
 #include "cli.h"
 
-static const char *const json_flag[] = {"json", NULL};
-
 /* Copies the options named in keys (CLI spelling) into API parameters (API spelling). */
 static size_t pass_opts(const struct cli *c, const char *const (*map)[2], size_t nmap,
                         struct rt_api_param *params)
@@ -44,7 +42,7 @@ int rt__cli_top(int argc, char **argv)
                                          {"limit", "limit"},     {"version", "version"},
                                          {"instance", "instance"}};
     struct cli c;
-    if (rt__cli_parse(&c, argc, argv, json_flag))
+    if (rt__cli_parse(&c, argc, argv, "service type from to limit version instance !json"))
         return 2;
     if (!rt__cli_has(&c, "service") || !rt__cli_has(&c, "type")) {
         fprintf(stderr, "usage: roottrace top --service S --type cpu|wall [--from T --to T] "
@@ -65,7 +63,9 @@ int rt__cli_diff(int argc, char **argv)
         {"cur-from", "cur_from"}, {"cur-to", "cur_to"},     {"base-version", "base_version"},
         {"cur-version", "cur_version"}};
     struct cli c;
-    if (rt__cli_parse(&c, argc, argv, json_flag))
+    if (rt__cli_parse(&c, argc, argv,
+                      "service type at window limit version instance base-from base-to "
+                      "cur-from cur-to base-version cur-version issue !json"))
         return 2;
     const char *issue = rt__cli_opt(&c, "issue", NULL);
     if (!issue && (!rt__cli_has(&c, "service") || !rt__cli_has(&c, "type"))) {
@@ -92,7 +92,7 @@ int rt__cli_export(int argc, char **argv)
                                          {"format", "format"},   {"version", "version"},
                                          {"instance", "instance"}};
     struct cli c;
-    if (rt__cli_parse(&c, argc, argv, NULL))
+    if (rt__cli_parse(&c, argc, argv, "service type from to format version instance output"))
         return 2;
     if (!rt__cli_has(&c, "service") || !rt__cli_has(&c, "type")) {
         fprintf(stderr, "usage: roottrace export --service S --type cpu|wall --from T --to T "

@@ -1,6 +1,7 @@
 /* `roottrace serve`: the server with SQLite under --data, until SIGTERM or SIGINT. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -22,7 +23,7 @@ static void raise_nofile(void)
 int rt__cli_serve(int argc, char **argv)
 {
     struct cli c;
-    if (rt__cli_parse(&c, argc, argv, NULL))
+    if (rt__cli_parse(&c, argc, argv, "listen retention poll-interval"))
         return 2;
     struct rt_server_opts opts = {0};
     struct rt_error err = {0};
@@ -46,9 +47,32 @@ int rt__cli_serve(int argc, char **argv)
         fprintf(stderr, "roottrace: cannot open the store in %s: %s\n", c.data, err.msg);
         return 1;
     }
-    struct rt_server *srv = rt_server_start(store, &opts, &err);
+    int64_t poll_ns;
+    if (rt_duration_parse(rt__cli_opt(&c, "poll-interval", "10s"), &poll_ns) ||
+        poll_ns < RT_NS_PER_S || poll_ns > 600 * RT_NS_PER_S) {
+        fprintf(stderr, "roottrace: --poll-interval must be between 1s and 600s\n");
+        rt_store_free(store);
+        return 2;
+    }
+    struct rt_control *control = rt_control_new(store, poll_ns / RT_NS_PER_S, &err);
+    char *shown = NULL;
+    if (!control || rt_control_bootstrap(control, getenv("ROOTTRACE_BOOTSTRAP_TOKEN"), &shown,
+                                         &err)) {
+        fprintf(stderr, "roottrace: %s\n", err.msg);
+        rt_control_free(control);
+        rt_store_free(store);
+        return 1;
+    }
+    if (shown) {
+        fprintf(stderr, "roottrace: bootstrap admin token (shown once, stored only as a "
+                        "hash):\n\n    %s\n\n",
+                shown);
+        free(shown);
+    }
+    struct rt_server *srv = rt_server_start(store, control, &opts, &err);
     if (!srv) {
         fprintf(stderr, "roottrace: %s\n", err.msg);
+        rt_control_free(control);
         rt_store_free(store);
         return 1;
     }
@@ -58,6 +82,7 @@ int rt__cli_serve(int argc, char **argv)
     sigwait(&set, &sig);
     rt_log(RT_LOG_INFO, "%s: stopping", strsignal(sig));
     rt_server_stop(srv);
+    rt_control_free(control);
     rt_store_free(store);
     rt_log(RT_LOG_INFO, "stopped");
     return 0;

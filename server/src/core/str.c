@@ -1,4 +1,4 @@
-/* Length-carrying string helpers and the hash function (XXH3 from libxxhash). */
+/* Length-carrying string helpers, UTF-8 validation and repair, and the hash function (XXH3). */
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -30,4 +30,80 @@ uint64_t rt_hash(const void *p, size_t n)
 char *rt_strdup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
+}
+
+bool rt_str_is_clean_utf8(const char *p, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\t') || c == 0x7f)
+                return false;
+            i++;
+            continue;
+        }
+        size_t k = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (k == 0 || i + k > n || (k == 2 && c < 0xc2))
+            return false;
+        for (size_t j = 1; j < k; j++)
+            if ((s[i + j] & 0xc0) != 0x80)
+                return false;
+        /* Overlong 3/4-byte forms, surrogates and code points past U+10FFFF. */
+        if ((k == 3 && c == 0xe0 && s[i + 1] < 0xa0) || (k == 3 && c == 0xed && s[i + 1] >= 0xa0) ||
+            (k == 4 && c == 0xf0 && s[i + 1] < 0x90) || (k == 4 && (c > 0xf4 || (c == 0xf4 && s[i + 1] >= 0x90))))
+            return false;
+        i += k;
+    }
+    return true;
+}
+
+size_t rt_utf8_seq_len(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len = s[0] >= 0xf5 ? 0 : s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    /* Overlong 3- and 4-byte forms, surrogates, code points past U+10FFFF. */
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return len;
+}
+
+bool rt_str_is_utf8(struct rt_str s)
+{
+    const unsigned char *p = (const unsigned char *)s.ptr;
+    for (size_t i = 0, k; i < s.len; i += k)
+        if ((k = p[i] < 0x80 ? 1 : rt_utf8_seq_len(p + i, s.len - i)) == 0)
+            return false;
+    return true;
+}
+
+char *rt_str_dup_utf8(struct rt_str s, size_t *len)
+{
+    const unsigned char *p = (const unsigned char *)s.ptr;
+    if (s.len > (SIZE_MAX - 1) / 3)
+        return NULL;
+    char *out = malloc(s.len * 3 + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0, k; i < s.len; i += k ? k : 1) {
+        k = rt_utf8_seq_len(p + i, s.len - i);
+        if (k) {
+            memcpy(o, p + i, k);
+            o += k;
+        } else {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+        }
+    }
+    *o = '\0';
+    if (len)
+        *len = (size_t)(o - out);
+    return out;
 }

@@ -3,14 +3,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api_util.h"
 #include "rt/timeutil.h"
 
-void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store)
+void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_control *control)
 {
     memset(ctx, 0, sizeof(*ctx));
     ctx->store = store;
+    ctx->control = control;
     rt_ingest_limits_default(&ctx->limits);
     ctx->min_free_bytes = 16 << 20;
     ctx->upload_interval_ns = 60 * RT_NS_PER_S;
@@ -171,65 +173,131 @@ int rt__api_json_time(json_t *v, int64_t *ns)
     return -1;
 }
 
-/* Parses "/api/v1/issues/<id>[/diff]": returns 1 for the issue, 2 for its diff, 0 otherwise. */
-static int issue_route(const char *path, int64_t *id)
+int64_t rt__api_path_id(const char *arg)
 {
-    const char *prefix = "/api/v1/issues/";
-    size_t n = strlen(prefix);
-    if (strncmp(path, prefix, n) != 0)
-        return 0;
     char *end;
-    long long v = strtoll(path + n, &end, 10);
-    if (end == path + n || v <= 0)
-        return 0;
-    *id = v;
-    if (!*end)
-        return 1;
-    return strcmp(end, "/diff") == 0 ? 2 : 0;
+    long long v = strtoll(arg, &end, 10);
+    return end != arg && !*end && v > 0 ? v : 0;
+}
+
+/* One route: method, a path pattern where "*" stands for one path segment (an id or a
+ * service name, passed to the handler), the scope it needs, and its handler. */
+struct route {
+    const char *method, *pattern;
+    enum rt_scope need;
+    rt__api_handler fn;
+};
+
+static const struct route routes[] = {
+    {"POST", "/api/v1/profiles", RT_SCOPE_INGEST, rt__api_post_profiles},
+    {"GET", "/api/v1/sdk/config", RT_SCOPE_INGEST, rt__api_get_sdk_config},
+    {"GET", "/api/v1/profile", RT_SCOPE_READ, rt__api_get_profile},
+    {"GET", "/api/v1/diff", RT_SCOPE_READ, rt__api_get_diff},
+    {"GET", "/api/v1/export", RT_SCOPE_READ, rt__api_get_export},
+    {"GET", "/api/v1/issues", RT_SCOPE_READ, rt__api_get_issues},
+    {"POST", "/api/v1/issues", RT_SCOPE_ADMIN, rt__api_post_issue},
+    {"GET", "/api/v1/issues/*", RT_SCOPE_READ, rt__api_get_issue},
+    {"GET", "/api/v1/issues/*/diff", RT_SCOPE_READ, rt__api_get_issue_diff},
+    {"GET", "/api/v1/deploys", RT_SCOPE_READ, rt__api_get_deploys},
+    {"POST", "/api/v1/deploys", RT_SCOPE_ADMIN, rt__api_post_deploy},
+    {"GET", "/api/v1/services", RT_SCOPE_READ, rt__api_get_services},
+    {"PUT", "/api/v1/services/*/profiling", RT_SCOPE_ADMIN, rt__api_put_profiling},
+    {"GET", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_get_keys},
+    {"POST", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_post_key},
+    {"DELETE", "/api/v1/keys/*", RT_SCOPE_ADMIN, rt__api_delete_key},
+    {"GET", "/api/v1/audit", RT_SCOPE_READ, rt__api_get_audit},
+};
+
+/* Matches path against pattern; a "*" segment is copied into arg (at most argsz - 1 bytes,
+ * longer segments do not match). */
+static bool match(const char *pattern, const char *path, char *arg, size_t argsz)
+{
+    arg[0] = '\0';
+    while (*pattern && *path) {
+        if (*pattern == '*') {
+            size_t n = strcspn(path, "/");
+            if (n == 0 || n >= argsz)
+                return false;
+            memcpy(arg, path, n);
+            arg[n] = '\0';
+            path += n;
+            pattern++;
+        } else if (*pattern++ != *path++) {
+            return false;
+        }
+    }
+    return !*pattern && !*path;
+}
+
+/* Does a key of scope have allows a route that needs need? Ingest keys may upload and poll
+ * their config, nothing else; read keys see everything and change nothing (DESIGN §9). */
+static bool allows(enum rt_scope have, enum rt_scope need)
+{
+    if (have == RT_SCOPE_ADMIN)
+        return true;
+    return have == need;
+}
+
+static void refuse(struct rt_api_resp *resp, int status, const char *error, const char *msg)
+{
+    rt__api_json(resp, status, json_pack("{s:s, s:s}", "error", error, "message", msg));
+    resp->refusal = error;
+}
+
+/* Who sent req: the local principal when trusted, else the key of "Bearer <key>". */
+static bool authenticate(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                         struct rt_principal *who)
+{
+    if (ctx->trusted || !ctx->control) {
+        rt_control_local_principal(who);
+        return true;
+    }
+    const char *h = req->authorization;
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return false;
+    return rt_control_authenticate(ctx->control, h + 7, who);
 }
 
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                      struct rt_api_resp *resp)
 {
-    const char *p = req->path, *m = req->method;
-    bool get = strcmp(m, "GET") == 0, post = strcmp(m, "POST") == 0;
-    int64_t id = 0;
-    int kind;
     memset(resp, 0, sizeof(*resp));
-
-    if (strcmp(p, "/api/v1/profiles") == 0 && post)
-        rt__api_post_profiles(ctx, req, resp);
-    else if (strcmp(p, "/api/v1/profile") == 0 && get)
-        rt__api_get_profile(ctx, req, resp);
-    else if (strcmp(p, "/api/v1/diff") == 0 && get)
-        rt__api_get_diff(ctx, req, resp);
-    else if (strcmp(p, "/api/v1/export") == 0 && get)
-        rt__api_get_export(ctx, req, resp);
-    else if (strcmp(p, "/api/v1/issues") == 0 && post)
-        rt__api_post_issue(ctx, req, resp);
-    else if (strcmp(p, "/api/v1/issues") == 0 && get)
-        rt__api_get_issues(ctx, req, resp, -1);
-    else if ((kind = issue_route(p, &id)) == 1 && get)
-        rt__api_get_issues(ctx, req, resp, id);
-    else if (kind == 2 && get)
-        rt__api_get_issue_diff(ctx, req, resp, id);
-    else if (strcmp(p, "/api/v1/deploys") == 0 && post)
-        rt__api_post_deploy(ctx, req, resp);
-    else if (strcmp(p, "/api/v1/deploys") == 0 && get)
-        rt__api_get_deploys(ctx, req, resp);
-    else if (strcmp(p, "/api/v1/services") == 0 && get)
-        rt__api_get_services(ctx, req, resp);
-    else if (kind || !strcmp(p, "/api/v1/profiles") || !strcmp(p, "/api/v1/profile") ||
-             !strcmp(p, "/api/v1/diff") || !strcmp(p, "/api/v1/issues") ||
-             !strcmp(p, "/api/v1/deploys") || !strcmp(p, "/api/v1/services") ||
-             !strcmp(p, "/api/v1/export")) {
-        rt__api_json(resp, 405,
-                     json_pack("{s:s, s:s}", "error", "method_not_allowed", "message",
-                               "this route does not take that method"));
-        resp->refusal = "method_not_allowed";
-    } else {
-        rt__api_json(resp, 404,
-                     json_pack("{s:s, s:s}", "error", "not_found", "message", "no such route"));
-        resp->refusal = "not_found";
+    char arg[256];
+    const struct route *found = NULL;
+    bool path_known = false;
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && !found; i++) {
+        if (!match(routes[i].pattern, req->path, arg, sizeof(arg)))
+            continue;
+        path_known = true;
+        if (strcmp(routes[i].method, req->method) == 0)
+            found = &routes[i];
     }
+    if (!found) {
+        if (path_known)
+            refuse(resp, 405, "method_not_allowed", "this route does not take that method");
+        else
+            refuse(resp, 404, "not_found", "no such route");
+        return;
+    }
+    struct rt_principal who;
+    if (!authenticate(ctx, req, &who)) {
+        refuse(resp, 401, "unauthorized",
+               "send a valid key as 'Authorization: Bearer <key>' (see docs/control-plane.md)");
+        return;
+    }
+    if (!allows(who.scope, found->need)) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "a %s key cannot use %s %s", rt_control_scope_name(who.scope),
+                 req->method, found->pattern);
+        refuse(resp, 403, "forbidden", msg);
+        return;
+    }
+    const char *service = rt_api_param(req, "service");
+    if (who.service[0] && (!service || strcmp(service, who.service) != 0)) {
+        refuse(resp, 403, "forbidden", "this ingest key is bound to another service");
+        return;
+    }
+    struct rt_api_req r = *req;
+    r.who = &who;
+    found->fn(ctx, &r, resp, arg);
 }

@@ -50,7 +50,7 @@ json_t *rt__api_issue_json(struct rt_store *s, int64_t id, int64_t *started_ns,
 }
 
 void rt__api_post_issue(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                        struct rt_api_resp *resp)
+                        struct rt_api_resp *resp, const char *arg)
 {
     struct rt_error err = {0};
     json_t *body = rt__api_body_object(req, resp);
@@ -96,19 +96,22 @@ static int issue_list_cb(void *ud, const struct rt_issue *i)
     return 0;
 }
 
-void rt__api_get_issues(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                        struct rt_api_resp *resp, int64_t issue_id)
+void rt__api_get_issue(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                       struct rt_api_resp *resp, const char *id)
 {
     struct rt_error err = {0};
-    if (issue_id > 0) {
-        int64_t started;
-        json_t *j = rt__api_issue_json(ctx->store, issue_id, &started, &err);
-        if (j)
-            rt__api_json(resp, 200, j);
-        else
-            rt__api_error(resp, err.code, "%s", err.msg);
-        return;
-    }
+    int64_t started;
+    json_t *j = rt__api_issue_json(ctx->store, rt__api_path_id(id), &started, &err);
+    if (j)
+        rt__api_json(resp, 200, j);
+    else
+        rt__api_error(resp, err.code, "%s", err.msg);
+}
+
+void rt__api_get_issues(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                        struct rt_api_resp *resp, const char *arg)
+{
+    struct rt_error err = {0};
     struct issue_list l = {json_array(), rt_api_param(req, "service")};
     if (rt_store_scan_issues(ctx->store, -1, issue_list_cb, &l, &err) < 0) {
         json_decref(l.arr);
@@ -119,7 +122,7 @@ void rt__api_get_issues(struct rt_api_ctx *ctx, const struct rt_api_req *req,
 }
 
 void rt__api_post_deploy(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                         struct rt_api_resp *resp)
+                         struct rt_api_resp *resp, const char *arg)
 {
     struct rt_error err = {0};
     json_t *body = rt__api_body_object(req, resp);
@@ -160,7 +163,7 @@ static int deploy_cb(void *ud, const struct rt_deploy *d)
 }
 
 void rt__api_get_deploys(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                         struct rt_api_resp *resp)
+                         struct rt_api_resp *resp, const char *arg)
 {
     struct rt_error err = {0};
     int64_t from = INT64_MIN, to = INT64_MAX;
@@ -181,6 +184,7 @@ struct services_ctx {
     json_t *arr;
     json_t *current;  /* the service whose instances are being listed */
     int64_t now_ns;
+    int64_t poll_interval_s;
 };
 
 static json_t *nullable(const char *s)
@@ -192,8 +196,8 @@ static int instance_cb(void *ud, const struct rt_instance_info *in)
 {
     struct services_ctx *sc = ud;
     json_t *svc = sc->current;
-    /* Stale when not seen for 3 poll intervals of the default 10 s (DESIGN §5). */
-    bool stale = sc->now_ns - in->last_seen_ns > 30 * RT_NS_PER_S;
+    /* Stale when not seen for 3 poll intervals (DESIGN §5). */
+    bool stale = sc->now_ns - in->last_seen_ns > 3 * sc->poll_interval_s * RT_NS_PER_S;
     json_array_append_new(
         json_object_get(svc, "instances"),
         json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b}", "instance", in->instance,
@@ -222,10 +226,11 @@ static int service_cb(void *ud, const struct rt_service_info *svc)
 }
 
 void rt__api_get_services(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                          struct rt_api_resp *resp)
+                          struct rt_api_resp *resp, const char *arg)
 {
     struct rt_error err = {0};
-    struct services_ctx sc = {ctx->store, json_array(), NULL, rt_time_now_ns()};
+    struct services_ctx sc = {ctx->store, json_array(), NULL, rt_time_now_ns(),
+                              ctx->control ? rt_control_poll_interval_s(ctx->control) : 10};
     /* Services first, then each one's instances: a store callback never calls the store. */
     int rc = rt_store_scan_services(ctx->store, service_cb, &sc, &err);
     for (size_t i = 0; rc >= 0 && i < json_array_size(sc.arr); i++) {

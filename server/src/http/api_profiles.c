@@ -9,6 +9,7 @@
 #include "rt/timeutil.h"
 
 #define MAX_DURATION_NS (86400 * RT_NS_PER_S)
+#define MAX_SKEW_NS (3600 * RT_NS_PER_S)
 
 /* Free bytes on the file system holding dir, or -1 if unknown. */
 static int64_t free_bytes(const char *dir)
@@ -53,26 +54,43 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
     return 0;
 }
 
-/* Bounds the profiles' times: a duration over MAX_DURATION_NS is refused (one such profile
- * would widen every later window scan), and a profile that says nothing of its start is
- * taken to have ended at its arrival (docs/decisions.md). Returns -1 with resp filled. */
-static int check_times(struct rt_profile **ps, size_t n, struct rt_api_resp *resp)
+/* Bounds the profiles' times (docs/decisions.md): a duration over MAX_DURATION_NS is refused
+ * (one such profile would widen every later window scan); a profile that says nothing of its
+ * start is taken to have ended at its arrival; one that ended before the retention horizon
+ * is refused rather than acknowledged and then deleted; one starting in the future (beyond
+ * clock skew) is refused. Returns -1 with resp filled. */
+static int check_times(const struct rt_api_ctx *ctx, struct rt_profile **ps, size_t n,
+                       struct rt_api_resp *resp)
 {
     int64_t now = rt_time_now_ns();
     for (size_t i = 0; i < n; i++) {
+        int64_t dur = ps[i]->duration_ns > 0 ? ps[i]->duration_ns : 0;
         if (ps[i]->duration_ns > MAX_DURATION_NS) {
             rt__api_error(resp, RT_EINVAL, "profile duration %.0f s exceeds the limit of 24 h",
                           (double)ps[i]->duration_ns / 1e9);
             return -1;
         }
         if (ps[i]->time_ns == 0)
-            ps[i]->time_ns = now - (ps[i]->duration_ns > 0 ? ps[i]->duration_ns : 0);
+            ps[i]->time_ns = now - dur;
+        if (ctx->retention_ns > 0 && ps[i]->time_ns + dur < now - ctx->retention_ns) {
+            char at[RT_TIME_BUFSZ];
+            rt__api_error(resp, RT_EINVAL,
+                          "profile ended at %s, before the retention horizon (%.0f days): it "
+                          "would be deleted; give start= to re-time it or raise --retention",
+                          rt_time_format(ps[i]->time_ns + dur, at),
+                          (double)ctx->retention_ns / 86400e9);
+            return -1;
+        }
+        if (ps[i]->time_ns > now + MAX_SKEW_NS) {
+            rt__api_error(resp, RT_EINVAL, "profile starts more than 1 h in the future");
+            return -1;
+        }
     }
     return 0;
 }
 
 void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                           struct rt_api_resp *resp)
+                           struct rt_api_resp *resp, const char *arg)
 {
     struct rt_ingest_params params;
     struct rt_error err = {0};
@@ -81,6 +99,15 @@ void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
 
     if (read_params(req, resp, &params))
         return;
+    /* An SDK's upload for a service whose profiling is off: the SDK drops it and stops
+     * (DESIGN §4). An admin's upload of files is accepted whatever the toggle. */
+    if (req->who && req->who->scope == RT_SCOPE_INGEST && ctx->control &&
+        !rt_control_profiling_enabled(ctx->control, params.service)) {
+        rt__api_error(resp, RT_ECONFLICT,
+                      "profiling is off for service '%.200s': turn it on from the UI; the SDK "
+                      "drops this profile and stops profiling", params.service);
+        return;
+    }
     if (req->body_len > ctx->limits.max_compressed) {
         rt__api_error(resp, RT_ETOOBIG, "body of %zu bytes exceeds the limit of %zu bytes",
                       req->body_len, ctx->limits.max_compressed);
@@ -98,7 +125,7 @@ void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         rt__api_error(resp, rc, "%s", err.msg[0] ? err.msg : rt_strerror(rc));
         return;
     }
-    if (check_times(ps, n, resp))
+    if (check_times(ctx, ps, n, resp))
         goto out_free_profiles;
     struct rt_store_put_result res[2];
     rc = rt_store_put_profiles(ctx->store, ps, n, res, &err);

@@ -53,7 +53,7 @@ static void answer(struct rt_api_ctx *ctx, struct rt_api_resp *resp, json_t *j,
 }
 
 void rt__api_get_profile(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                         struct rt_api_resp *resp)
+                         struct rt_api_resp *resp, const char *arg)
 {
     struct rt_query_profile_req q = {0};
     struct rt_error err = {0};
@@ -89,7 +89,7 @@ static int read_window(const struct rt_api_req *req, struct rt_api_resp *resp, i
 }
 
 void rt__api_get_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                      struct rt_api_resp *resp)
+                      struct rt_api_resp *resp, const char *arg)
 {
     struct rt_query_diff_req q = {0};
     struct rt_error err = {0};
@@ -144,8 +144,9 @@ static int pick_cb(void *ud, const struct rt_service_info *svc)
 }
 
 void rt__api_get_issue_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                            struct rt_api_resp *resp, int64_t issue_id)
+                            struct rt_api_resp *resp, const char *id)
 {
+    int64_t issue_id = rt__api_path_id(id);
     struct rt_query_diff_req q = {0};
     struct rt_error err = {0};
     int64_t t0 = rt_time_mono_ns(), window = 0, started = 0;
@@ -179,7 +180,7 @@ out_put_issue:
 }
 
 void rt__api_get_export(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                        struct rt_api_resp *resp)
+                        struct rt_api_resp *resp, const char *arg)
 {
     struct rt_store_filter f = {0};
     struct rt_error err = {0};

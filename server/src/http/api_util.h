@@ -45,27 +45,48 @@ json_t *rt__api_body_object(const struct rt_api_req *req, struct rt_api_resp *re
 /* Reads a time from a JSON value (RFC 3339 string or Unix seconds number). Returns 0 or -1. */
 int rt__api_json_time(json_t *v, int64_t *ns);
 
-/* Handlers, one group per file. */
-void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                           struct rt_api_resp *resp);
-void rt__api_get_profile(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                         struct rt_api_resp *resp);
-void rt__api_get_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                      struct rt_api_resp *resp);
-void rt__api_get_issue_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                            struct rt_api_resp *resp, int64_t issue_id);
-void rt__api_get_export(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                        struct rt_api_resp *resp);
-void rt__api_post_issue(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                        struct rt_api_resp *resp);
-void rt__api_get_issues(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                        struct rt_api_resp *resp, int64_t issue_id);
-void rt__api_post_deploy(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                         struct rt_api_resp *resp);
-void rt__api_get_deploys(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                         struct rt_api_resp *resp);
-void rt__api_get_services(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                          struct rt_api_resp *resp);
+/* A route's handler; arg is the path's "*" segment (an id, a service name) or "". */
+typedef void (*rt__api_handler)(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                                struct rt_api_resp *resp, const char *arg);
+
+/* Handlers, one group per file: api_profiles.c, api_query.c, api_meta.c, api_control.c. */
+void rt__api_post_profiles(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                           const char *);
+void rt__api_get_profile(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                         const char *);
+void rt__api_get_diff(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                      const char *);
+void rt__api_get_issue_diff(struct rt_api_ctx *, const struct rt_api_req *,
+                            struct rt_api_resp *, const char *id);
+void rt__api_get_export(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                        const char *);
+void rt__api_post_issue(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                        const char *);
+void rt__api_get_issues(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                        const char *);
+void rt__api_get_issue(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                       const char *id);
+void rt__api_post_deploy(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                         const char *);
+void rt__api_get_deploys(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                         const char *);
+void rt__api_get_services(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                          const char *);
+void rt__api_put_profiling(struct rt_api_ctx *, const struct rt_api_req *,
+                           struct rt_api_resp *, const char *service);
+void rt__api_get_sdk_config(struct rt_api_ctx *, const struct rt_api_req *,
+                            struct rt_api_resp *, const char *);
+void rt__api_get_keys(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                      const char *);
+void rt__api_post_key(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                      const char *);
+void rt__api_delete_key(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                        const char *id);
+void rt__api_get_audit(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                       const char *);
+
+/* Parses a positive decimal id from a path segment; 0 if it is not one. */
+int64_t rt__api_path_id(const char *arg);
 
 /* The issue with this id as its API object ({"id", "service", "title", "started_at",
  * "created_at"}), or NULL with err set (RT_ENOTFOUND). *started_ns receives its start. */

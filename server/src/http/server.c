@@ -14,12 +14,28 @@
 #include "rt/log.h"
 #include "rt/metrics.h"
 #include "rt/server.h"
+#include "rt/str.h"
 #include "rt/timeutil.h"
 
 #define MAX_PARAMS 64
 
+/* A config poll held until its service's config changes or its deadline passes. */
+struct waiter {
+    struct MHD_Connection *conn;
+    char service[201];
+    int64_t deadline_ns;       /* monotonic */
+};
+
 struct rt_server {
     struct MHD_Daemon *daemon;
+    /* Held polls: suspended connections (no thread each), woken by the waker thread. */
+    pthread_mutex_t wmu;
+    pthread_cond_t wcond;
+    struct waiter *waiters;
+    size_t nwaiters, cap_waiters;
+    bool wstopping;
+    pthread_t waker;
+    bool waker_started;
     struct rt_api_ctx api;
     struct rt_metrics *metrics;
     uint16_t port;
@@ -39,15 +55,21 @@ struct request {
     int status;
     size_t bytes_out;
     char what[200];      /* "METHOD /path" for the request log */
+    bool held;           /* suspended as a held config poll; answer with no_hold on resume */
 };
 
+/* Collects one query parameter; stops (so the request is refused) at a key or value that is
+ * not clean UTF-8: a NUL from "%00" would otherwise cut the value short unseen. */
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
-                                     const char *value)
+                                     size_t key_size, const char *value, size_t value_size)
 {
     struct rt_api_req *req = cls;
     struct rt_api_param *params = (struct rt_api_param *)req->params;
-    if (req->nparams >= MAX_PARAMS)
+    if (req->nparams >= MAX_PARAMS || !rt_str_is_clean_utf8(key, key_size) ||
+        (value && !rt_str_is_clean_utf8(value, value_size))) {
+        req->nparams = MAX_PARAMS;
         return MHD_NO;
+    }
     params[req->nparams].key = key;
     params[req->nparams].value = value ? value : "";
     req->nparams++;
@@ -55,13 +77,17 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
 }
 
 static enum MHD_Result send_bytes(struct MHD_Connection *conn, struct request *r, int status,
-                                  const char *ctype, const char *data, size_t len, bool copy)
+                                  const char *ctype, const char *data, size_t len, bool copy,
+                                  const char *etag)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         len, (void *)data, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_MUST_FREE);
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", ctype);
+    if (len || status != 304)
+        MHD_add_response_header(resp, "Content-Type", ctype);
+    if (etag && *etag)
+        MHD_add_response_header(resp, "ETag", etag);
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)status, resp);
@@ -80,20 +106,23 @@ static enum MHD_Result send_api(struct MHD_Connection *conn, struct request *r,
     if (ar->json) {
         data = json_dumps(ar->json, JSON_COMPACT | JSON_REAL_PRECISION(15));
         len = data ? strlen(data) : 0;
-    } else {
+    } else if (ar->raw) {
         data = ar->raw;
         len = ar->raw_len;
         ar->raw = NULL;
+    } else {
+        data = calloc(1, 1); /* no body, e.g. 304 */
+        len = 0;
     }
     if (!data)
         return MHD_NO;
-    return send_bytes(conn, r, ar->status, ctype, data, len, false);
+    return send_bytes(conn, r, ar->status, ctype, data, len, false, ar->etag);
 }
 
 static enum MHD_Result send_text(struct MHD_Connection *conn, struct request *r, int status,
                                  const char *ctype, const char *text)
 {
-    return send_bytes(conn, r, status, ctype, text, strlen(text), true);
+    return send_bytes(conn, r, status, ctype, text, strlen(text), true, NULL);
 }
 
 static enum MHD_Result handle_builtin(struct rt_server *srv, struct MHD_Connection *conn,
@@ -104,8 +133,83 @@ static enum MHD_Result handle_builtin(struct rt_server *srv, struct MHD_Connecti
     struct rt_buf out;
     rt_buf_init(&out, 0);
     rt_metrics_render(srv->metrics, srv->api.store, &out);
-    return send_bytes(conn, r, 200, "text/plain; version=0.0.4", rt_buf_into_cstr(&out),
-                      out.len, false);
+    size_t len = out.len;
+    return send_bytes(conn, r, 200, "text/plain; version=0.0.4", rt_buf_into_cstr(&out), len,
+                      false, NULL);
+}
+
+/* Suspends conn as a held poll of service for up to hold_ns. Returns 0, or -1 when it cannot
+ * be held (then it is answered at once). */
+static int hold(struct rt_server *srv, struct MHD_Connection *conn, const char *service,
+                int64_t hold_ns)
+{
+    pthread_mutex_lock(&srv->wmu);
+    int rc = -1;
+    if (!srv->wstopping && srv->waker_started) {
+        if (srv->nwaiters == srv->cap_waiters) {
+            size_t cap = srv->cap_waiters ? srv->cap_waiters * 2 : 64;
+            struct waiter *w = realloc(srv->waiters, cap * sizeof(*w));
+            if (w) {
+                srv->waiters = w;
+                srv->cap_waiters = cap;
+            }
+        }
+        if (srv->nwaiters < srv->cap_waiters) {
+            struct waiter *w = &srv->waiters[srv->nwaiters++];
+            w->conn = conn;
+            snprintf(w->service, sizeof(w->service), "%s", service);
+            w->deadline_ns = rt_time_mono_ns() + hold_ns;
+            MHD_suspend_connection(conn);
+            pthread_cond_signal(&srv->wcond);
+            rc = 0;
+        }
+    }
+    pthread_mutex_unlock(&srv->wmu);
+    return rc;
+}
+
+/* Resumes waiter i (its answer is made by on_request); caller holds wmu. */
+static void wake(struct rt_server *srv, size_t i)
+{
+    MHD_resume_connection(srv->waiters[i].conn);
+    srv->waiters[i] = srv->waiters[--srv->nwaiters];
+}
+
+/* Config change listener: wakes the held polls of service within the second (DESIGN §5). */
+static void on_config_change(void *ud, const char *service)
+{
+    struct rt_server *srv = ud;
+    pthread_mutex_lock(&srv->wmu);
+    for (size_t i = srv->nwaiters; i-- > 0;)
+        if (strcmp(srv->waiters[i].service, service) == 0)
+            wake(srv, i);
+    pthread_mutex_unlock(&srv->wmu);
+}
+
+/* The timer of held polls: wakes each at its deadline; on stop, wakes them all. */
+static void *waker(void *arg)
+{
+    struct rt_server *srv = arg;
+    pthread_mutex_lock(&srv->wmu);
+    for (;;) {
+        int64_t now = rt_time_mono_ns(), next = now + RT_NS_PER_S;
+        for (size_t i = srv->nwaiters; i-- > 0;) {
+            if (srv->wstopping || srv->waiters[i].deadline_ns <= now)
+                wake(srv, i);
+            else if (srv->waiters[i].deadline_ns < next)
+                next = srv->waiters[i].deadline_ns;
+        }
+        if (srv->wstopping)
+            break;
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        int64_t ns = (int64_t)until.tv_sec * RT_NS_PER_S + until.tv_nsec + (next - now);
+        until.tv_sec = ns / RT_NS_PER_S;
+        until.tv_nsec = ns % RT_NS_PER_S;
+        pthread_cond_timedwait(&srv->wcond, &srv->wmu, &until);
+    }
+    pthread_mutex_unlock(&srv->wmu);
+    return NULL;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -144,15 +248,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
     struct rt_api_param params[MAX_PARAMS];
     struct rt_api_req req = {.method = method, .path = url, .params = params};
-    if (MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_param, &req) < 0 ||
-        req.nparams >= MAX_PARAMS)
+    if (MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, &req) < 0 ||
+        req.nparams >= MAX_PARAMS) {
+        rt_metrics_refusal(srv->metrics, "invalid_argument");
         return send_text(conn, r, 400, "application/json",
-                         "{\"error\":\"invalid_argument\",\"message\":\"too many query parameters\"}");
+                         "{\"error\":\"invalid_argument\",\"message\":\"query parameters must be "
+                         "at most 63, each valid UTF-8 without control characters (no %00)\"}");
+    }
     req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    req.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     req.body = r->body.data;
     req.body_len = r->body.len;
+    req.no_hold = r->held;
     struct rt_api_resp ar;
     rt_api_dispatch(&srv->api, &req, &ar);
+    if (ar.hold_ns > 0 && hold(srv, conn, ar.hold_service, ar.hold_ns) == 0) {
+        r->held = true;
+        rt_api_resp_cleanup(&ar);
+        return MHD_YES;
+    }
     if (ar.status >= 400 && ar.refusal)
         rt_metrics_refusal(srv->metrics, ar.refusal);
     enum MHD_Result rc = send_api(conn, r, &ar);
@@ -244,8 +358,8 @@ static void *sweep(void *arg)
     return NULL;
 }
 
-struct rt_server *rt_server_start(struct rt_store *store, const struct rt_server_opts *opts,
-                                  struct rt_error *err)
+struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *control,
+                                  const struct rt_server_opts *opts, struct rt_error *err)
 {
     struct sockaddr_storage ss;
     if (parse_listen(opts->listen ? opts->listen : "127.0.0.1:4040", &ss, err))
@@ -257,8 +371,15 @@ struct rt_server *rt_server_start(struct rt_store *store, const struct rt_server
     }
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cond, NULL);
-    rt_api_ctx_init(&srv->api, store);
+    pthread_mutex_init(&srv->wmu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv->wcond, &ca);
+    pthread_condattr_destroy(&ca);
+    rt_api_ctx_init(&srv->api, store, control);
     srv->api.data_dir = opts->data_dir;
+    srv->api.retention_ns = opts->retention_ns;
     srv->metrics = rt_metrics_new();
     srv->api.metrics = srv->metrics;
     srv->retention_ns = opts->retention_ns;
@@ -278,6 +399,10 @@ struct rt_server *rt_server_start(struct rt_store *store, const struct rt_server
         rt_server_stop(srv);
         return NULL;
     }
+    if (pthread_create(&srv->waker, NULL, waker, srv) == 0)
+        srv->waker_started = true;
+    if (control)
+        rt_control_on_change(control, on_config_change, srv);
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = di ? di->port : 0;
     if (srv->retention_ns > 0 && pthread_create(&srv->sweeper, NULL, sweep, srv) == 0)
@@ -294,8 +419,20 @@ void rt_server_stop(struct rt_server *srv)
 {
     if (!srv)
         return;
+    if (srv->api.control)
+        rt_control_on_change(srv->api.control, NULL, NULL);
+    /* Every held poll is resumed before the daemon stops (libmicrohttpd requires it). */
+    pthread_mutex_lock(&srv->wmu);
+    srv->wstopping = true;
+    pthread_cond_signal(&srv->wcond);
+    pthread_mutex_unlock(&srv->wmu);
+    if (srv->waker_started)
+        pthread_join(srv->waker, NULL);
     if (srv->daemon)
         MHD_stop_daemon(srv->daemon);
+    free(srv->waiters);
+    pthread_cond_destroy(&srv->wcond);
+    pthread_mutex_destroy(&srv->wmu);
     pthread_mutex_lock(&srv->mu);
     srv->stopping = true;
     pthread_cond_broadcast(&srv->cond);

@@ -11,7 +11,7 @@
 
 #include "sqlite_int.h"
 
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 #define BUSY_TIMEOUT_MS 10000
 #define MAX_IDLE_READERS 8
 
@@ -68,8 +68,23 @@ static const char schema_v1[] =
     " id INTEGER PRIMARY KEY AUTOINCREMENT, service TEXT NOT NULL, title TEXT NOT NULL,"
     " started_at_ns INTEGER NOT NULL, created_at_ns INTEGER NOT NULL);";
 
+/* Version 1 -> 2: the control plane's state. Instances gain the sampling interval the SDK
+ * reports and the poll interval it was told; API keys (hashes only) and the audit log. */
+static const char migrate_v2[] =
+    "ALTER TABLE instances ADD COLUMN interval_us INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE instances ADD COLUMN poll_interval_s INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE keys("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " scope TEXT NOT NULL CHECK (scope IN ('admin', 'read', 'ingest')),"
+    " service TEXT, name TEXT, hash BLOB NOT NULL CHECK (length(hash) = 32),"
+    " created_at_ns INTEGER NOT NULL, revoked_at_ns INTEGER);"
+    "CREATE TABLE audit("
+    " id INTEGER PRIMARY KEY, at_ns INTEGER NOT NULL, actor TEXT NOT NULL,"
+    " action TEXT NOT NULL, target TEXT NOT NULL, detail TEXT);"
+    "CREATE INDEX audit_at ON audit(at_ns);";
+
 /* Migrations: migrations[v] takes a database from version v to v + 1. */
-static const char *const migrations[SCHEMA_VERSION] = {schema_v1};
+static const char *const migrations[SCHEMA_VERSION] = {schema_v1, migrate_v2};
 
 int rt__sqlite_fail(struct rt__sqlite_conn *c, int rc, const char *what, struct rt_error *err)
 {
@@ -447,6 +462,15 @@ static const struct rt__store_ops sqlite_ops = {
     .scan_issues = rt__sqlite_scan_issues,
     .scan_services = rt__sqlite_scan_services,
     .scan_instances = rt__sqlite_scan_instances,
+    .set_service_config = rt__sqlite_set_service_config,
+    .scan_service_configs = rt__sqlite_scan_service_configs,
+    .put_polls = rt__sqlite_put_polls,
+    .scan_instance_status = rt__sqlite_scan_instance_status,
+    .put_key = rt__sqlite_put_key,
+    .scan_keys = rt__sqlite_scan_keys,
+    .revoke_key = rt__sqlite_revoke_key,
+    .put_audit = rt__sqlite_put_audit,
+    .scan_audit = rt__sqlite_scan_audit,
     .retain = rt__sqlite_retain,
     .disk_bytes = sqlite_disk_bytes,
     .profile_count = sqlite_profile_count,

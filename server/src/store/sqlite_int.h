@@ -99,7 +99,44 @@
                         "(SELECT id FROM profiles WHERE end_ns <= ?1 LIMIT ?2)")                \
     XX(RETAIN_POLLS, "DELETE FROM polls WHERE last_ns < ?1")                                   \
     XX(FREELIST, "PRAGMA freelist_count")                                                      \
-    XX(VACUUM_STEP, "PRAGMA incremental_vacuum(2048)")
+    XX(VACUUM_STEP, "PRAGMA incremental_vacuum(2048)")                                         \
+    XX(SERVICE_CONFIG_SET,                                                                     \
+       "INSERT INTO services(name, created_at_ns, profiling_enabled, config) "                 \
+       "VALUES(?1, ?2, ?3, json_object('type', ?4, 'sampling_interval_us', ?5, "               \
+       "'upload_interval_s', ?6)) ON CONFLICT(name) DO UPDATE SET "                            \
+       "profiling_enabled = excluded.profiling_enabled, config = excluded.config")             \
+    XX(SERVICE_CONFIGS,                                                                        \
+       "SELECT name, profiling_enabled, json_extract(c, '$.type'), "                           \
+       "json_extract(c, '$.sampling_interval_us'), json_extract(c, '$.upload_interval_s') "    \
+       "FROM (SELECT name, profiling_enabled, iif(json_valid(config), config, '{}') AS c "     \
+       "FROM services) ORDER BY name")                                                         \
+    XX(INSTANCE_POLL,                                                                          \
+       "INSERT INTO instances(service_id, name, runtime, runtime_version, sdk_version, "       \
+       "version, status, interval_us, poll_interval_s, first_seen_ns, last_seen_ns) "         \
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10) "                                 \
+       "ON CONFLICT(service_id, name) DO UPDATE SET "                                          \
+       "runtime = coalesce(excluded.runtime, runtime), "                                       \
+       "runtime_version = coalesce(excluded.runtime_version, runtime_version), "               \
+       "sdk_version = coalesce(excluded.sdk_version, sdk_version), "                           \
+       "version = coalesce(excluded.version, version), "                                       \
+       "status = coalesce(excluded.status, status), "                                          \
+       "interval_us = excluded.interval_us, poll_interval_s = excluded.poll_interval_s, "      \
+       "first_seen_ns = min(first_seen_ns, excluded.first_seen_ns), "                          \
+       "last_seen_ns = max(last_seen_ns, excluded.last_seen_ns) RETURNING id")                 \
+    XX(INSTANCE_STATUS,                                                                        \
+       "SELECT s.name, i.name, i.status, i.interval_us, i.poll_interval_s, i.last_seen_ns "    \
+       "FROM instances i JOIN services s ON s.id = i.service_id "                              \
+       "WHERE (?1 IS NULL OR s.name = ?1) ORDER BY s.name, i.name")                            \
+    XX(KEY_ADD, "INSERT INTO keys(scope, service, name, hash, created_at_ns, revoked_at_ns) "  \
+                "VALUES(?1, ?2, ?3, ?4, ?5, nullif(?6, 0))")                                   \
+    XX(KEYS, "SELECT id, scope, service, name, hash, created_at_ns, "                          \
+             "coalesce(revoked_at_ns, 0) FROM keys ORDER BY id")                               \
+    XX(KEY_REVOKE, "UPDATE keys SET revoked_at_ns = ?2 "                                       \
+                   "WHERE id = ?1 AND revoked_at_ns IS NULL")                                  \
+    XX(AUDIT_ADD, "INSERT INTO audit(at_ns, actor, action, target, detail) "                   \
+                  "VALUES(?1, ?2, ?3, ?4, ?5)")                                                \
+    XX(AUDIT, "SELECT at_ns, actor, action, target, detail FROM audit "                        \
+              "WHERE at_ns >= ?1 AND at_ns < ?2 ORDER BY at_ns DESC, id DESC LIMIT ?3")
 
 enum rt__sql {
 #define XX(name, sql) RT__SQL_##name,
@@ -193,6 +230,24 @@ int rt__sqlite_scan_services(struct rt_store *s, rt_store_service_cb cb, void *u
 int rt__sqlite_scan_instances(struct rt_store *s, const char *service, rt_store_instance_cb cb,
                               void *ud, struct rt_error *err);
 
+/* The operations of sqlite_control.c. */
+int rt__sqlite_set_service_config(struct rt_store *s, const char *name,
+                                  const struct rt_service_config *cfg, struct rt_error *err);
+int rt__sqlite_scan_service_configs(struct rt_store *s, rt_store_service_config_cb cb, void *ud,
+                                    struct rt_error *err);
+int rt__sqlite_put_polls(struct rt_store *s, const struct rt_poll *polls, size_t n,
+                         struct rt_error *err);
+int rt__sqlite_scan_instance_status(struct rt_store *s, const char *service,
+                                    rt_store_instance_status_cb cb, void *ud,
+                                    struct rt_error *err);
+int rt__sqlite_put_key(struct rt_store *s, const struct rt_key *k, int64_t *id,
+                       struct rt_error *err);
+int rt__sqlite_scan_keys(struct rt_store *s, rt_store_key_cb cb, void *ud, struct rt_error *err);
+int rt__sqlite_revoke_key(struct rt_store *s, int64_t id, int64_t at_ns, struct rt_error *err);
+int rt__sqlite_put_audit(struct rt_store *s, const struct rt_audit *a, struct rt_error *err);
+int rt__sqlite_scan_audit(struct rt_store *s, int64_t from_ns, int64_t to_ns, size_t limit,
+                          rt_store_audit_cb cb, void *ud, struct rt_error *err);
+
 /* Registers service (if new) and returns its id in *id; inside a write transaction. */
 int rt__sqlite_service_id(struct rt__sqlite_conn *w, const char *service, int64_t now_ns,
                           int64_t *id, struct rt_error *err);
@@ -201,6 +256,11 @@ int rt__sqlite_service_id(struct rt__sqlite_conn *w, const char *service, int64_
  * id; inside a write transaction. */
 int rt__sqlite_instance_id(struct rt__sqlite_conn *w, int64_t service_id, const char *instance,
                            const struct rt_profile *p, int64_t seen_ns, int64_t *id,
+                           struct rt_error *err);
+
+/* Records a poll at at_ns as liveness of instance_id: extends the instance's segment that
+ * at_ns falls within RT__SQLITE_POLL_GAP_NS of, or starts one; inside a write transaction. */
+int rt__sqlite_record_poll(struct rt__sqlite_conn *w, int64_t instance_id, int64_t at_ns,
                            struct rt_error *err);
 
 /* Test hook: caps the database at its current size so that any growth fails with SQLITE_FULL

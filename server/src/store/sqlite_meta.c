@@ -51,9 +51,8 @@ int rt__sqlite_instance_id(struct rt__sqlite_conn *w, int64_t service_id, const 
     return rc == SQLITE_ROW ? 0 : rt__sqlite_fail(w, rc, "registering an instance", err);
 }
 
-/* Extends the instance's poll segment that at_ns falls within the gap of, or starts one. */
-static int record_poll(struct rt__sqlite_conn *w, int64_t instance_id, int64_t at_ns,
-                       struct rt_error *err)
+int rt__sqlite_record_poll(struct rt__sqlite_conn *w, int64_t instance_id, int64_t at_ns,
+                           struct rt_error *err)
 {
     sqlite3_stmt *st = rt__sqlite_stmt(w, RT__SQL_POLL_FIND, err);
     if (!st)
@@ -86,7 +85,7 @@ int rt__sqlite_put_poll(struct rt_store *s, const char *service, const char *ins
     int64_t service_id, instance_id;
     if (rt__sqlite_service_id(db->w, service, rt_time_now_ns(), &service_id, err) ||
         rt__sqlite_instance_id(db->w, service_id, instance, NULL, at_ns, &instance_id, err) ||
-        record_poll(db->w, instance_id, at_ns, err)) {
+        rt__sqlite_record_poll(db->w, instance_id, at_ns, err)) {
         rt__sqlite_rollback(db);
         return err->code;
     }

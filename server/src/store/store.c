@@ -317,3 +317,114 @@ int64_t rt_store_profile_count(struct rt_store *s)
 {
     return s ? s->ops->profile_count(s) : -1;
 }
+
+/* True for a type a service config may ask for: "", "cpu" or "wall" (NUL inside the array). */
+static bool config_type_is_valid(const char type[8])
+{
+    if (!memchr(type, '\0', 8))
+        return false;
+    return !type[0] || strcmp(type, "cpu") == 0 || strcmp(type, "wall") == 0;
+}
+
+int rt_store_set_service_config(struct rt_store *s, const char *name,
+                                const struct rt_service_config *cfg, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !name || !*name || !cfg)
+        return rt_error_set(err, RT_EINVAL, "rt_store_set_service_config: missing argument");
+    if (!config_type_is_valid(cfg->type))
+        return rt_error_set(err, RT_EINVAL, "profile type must be cpu, wall or empty");
+    if (cfg->sampling_interval_us < 0 || cfg->upload_interval_s < 0)
+        return rt_error_set(err, RT_EINVAL, "intervals must not be negative");
+    return s->ops->set_service_config(s, name, cfg, err);
+}
+
+int rt_store_scan_service_configs(struct rt_store *s, rt_store_service_config_cb cb, void *ud,
+                                  struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_service_configs: missing argument");
+    return s->ops->scan_service_configs(s, cb, ud, err);
+}
+
+int rt_store_put_polls(struct rt_store *s, const struct rt_poll *polls, size_t n,
+                       struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || (n && !polls))
+        return rt_error_set(err, RT_EINVAL, "rt_store_put_polls: missing argument");
+    for (size_t i = 0; i < n; i++) {
+        if (!polls[i].service || !*polls[i].service)
+            return rt_error_set(err, RT_EINVAL, "poll %zu names no service", i);
+    }
+    if (n == 0)
+        return 0;
+    return s->ops->put_polls(s, polls, n, err);
+}
+
+int rt_store_scan_instance_status(struct rt_store *s, const char *service,
+                                  rt_store_instance_status_cb cb, void *ud,
+                                  struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_instance_status: missing argument");
+    return s->ops->scan_instance_status(s, service, cb, ud, err);
+}
+
+/* True for "admin", "read" or "ingest". */
+static bool scope_is_valid(const char *scope)
+{
+    return scope && (strcmp(scope, "admin") == 0 || strcmp(scope, "read") == 0 ||
+                     strcmp(scope, "ingest") == 0);
+}
+
+int rt_store_put_key(struct rt_store *s, const struct rt_key *k, int64_t *id,
+                     struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !k || !id)
+        return rt_error_set(err, RT_EINVAL, "rt_store_put_key: missing argument");
+    if (!scope_is_valid(k->scope))
+        return rt_error_set(err, RT_EINVAL, "key scope \"%s\" is not admin, read or ingest",
+                            k->scope ? k->scope : "");
+    return s->ops->put_key(s, k, id, err);
+}
+
+int rt_store_scan_keys(struct rt_store *s, rt_store_key_cb cb, void *ud, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_keys: missing argument");
+    return s->ops->scan_keys(s, cb, ud, err);
+}
+
+int rt_store_revoke_key(struct rt_store *s, int64_t id, int64_t at_ns, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s)
+        return rt_error_set(err, RT_EINVAL, "rt_store_revoke_key: no store");
+    if (at_ns <= 0) /* 0 means active */
+        return rt_error_set(err, RT_EINVAL, "a revocation needs a time");
+    return s->ops->revoke_key(s, id, at_ns, err);
+}
+
+int rt_store_put_audit(struct rt_store *s, const struct rt_audit *a, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !a || !a->actor || !a->action || !a->target)
+        return rt_error_set(err, RT_EINVAL, "an audit record needs an actor, action and target");
+    return s->ops->put_audit(s, a, err);
+}
+
+int rt_store_scan_audit(struct rt_store *s, int64_t from_ns, int64_t to_ns, size_t limit,
+                        rt_store_audit_cb cb, void *ud, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_audit: missing argument");
+    if (from_ns >= to_ns)
+        return 0;
+    return s->ops->scan_audit(s, from_ns, to_ns, limit, cb, ud, err);
+}

@@ -40,6 +40,21 @@ struct rt__store_ops {
                          struct rt_error *err);
     int (*scan_instances)(struct rt_store *s, const char *service, rt_store_instance_cb cb,
                           void *ud, struct rt_error *err);
+    int (*set_service_config)(struct rt_store *s, const char *name,
+                              const struct rt_service_config *cfg, struct rt_error *err);
+    int (*scan_service_configs)(struct rt_store *s, rt_store_service_config_cb cb, void *ud,
+                                struct rt_error *err);
+    int (*put_polls)(struct rt_store *s, const struct rt_poll *polls, size_t n,
+                     struct rt_error *err);
+    int (*scan_instance_status)(struct rt_store *s, const char *service,
+                                rt_store_instance_status_cb cb, void *ud, struct rt_error *err);
+    int (*put_key)(struct rt_store *s, const struct rt_key *k, int64_t *id,
+                   struct rt_error *err);
+    int (*scan_keys)(struct rt_store *s, rt_store_key_cb cb, void *ud, struct rt_error *err);
+    int (*revoke_key)(struct rt_store *s, int64_t id, int64_t at_ns, struct rt_error *err);
+    int (*put_audit)(struct rt_store *s, const struct rt_audit *a, struct rt_error *err);
+    int (*scan_audit)(struct rt_store *s, int64_t from_ns, int64_t to_ns, size_t limit,
+                      rt_store_audit_cb cb, void *ud, struct rt_error *err);
     int (*retain)(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err);
     int64_t (*disk_bytes)(struct rt_store *s);
     int64_t (*profile_count)(struct rt_store *s);

@@ -1,0 +1,57 @@
+/* State shared by the files of control/ (module-internal). */
+#ifndef RT_CONTROL_INT_H
+#define RT_CONTROL_INT_H
+
+#include <pthread.h>
+
+#include "rt/control.h"
+
+/* An API key as held in memory: the hash only, never the secret. */
+struct rt__control_key {
+    int64_t id;
+    enum rt_scope scope;
+    char service[201];      /* bound service or "" */
+    char name[96];
+    uint8_t hash[32];
+    int64_t created_at_ns, revoked_at_ns;
+};
+
+/* One service's toggle and overrides. */
+struct rt__control_service {
+    char *name;
+    struct rt_service_config cfg;
+};
+
+struct rt_control {
+    struct rt_store *store;
+    int64_t poll_interval_s;
+    pthread_rwlock_t lock;              /* guards keys and services */
+    struct rt__control_key *keys;
+    size_t nkeys, cap_keys;
+    struct rt__control_service *services; /* sorted by name */
+    size_t nservices, cap_services;
+    void (*on_change)(void *ud, const char *service);
+    void *on_change_ud;
+
+    /* Poll writer: polls queue here and a thread writes them each second. */
+    pthread_mutex_t poll_mu;
+    pthread_cond_t poll_cond;
+    struct rt_poll *polls;              /* owned copies */
+    size_t npolls, cap_polls;
+    uint64_t polls_dropped;             /* queue full */
+    bool stopping;
+    bool writer_started;
+    pthread_t writer;
+};
+
+/* Loads keys from the store into c (called once at start). */
+int rt__control_load_keys(struct rt_control *c, struct rt_error *err);
+
+/* Starts / stops the poll writer thread. */
+int rt__control_polls_start(struct rt_control *c, struct rt_error *err);
+void rt__control_polls_stop(struct rt_control *c);
+
+/* "admin"/"read"/"ingest" to a scope (RT_SCOPE_NONE otherwise). */
+enum rt_scope rt__control_scope_parse(const char *s);
+
+#endif

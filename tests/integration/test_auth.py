@@ -1,0 +1,133 @@
+"""Authentication and scopes (DESIGN §9, docs/control-plane.md): every route x {no token,
+wrong scope, right scope}, bound ingest keys, revocation, the bootstrap token."""
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+import pprof_build as pb
+from conftest import BIN, Server, free_port
+
+T = 1764460800
+S = 10**9
+
+# (method, path, params, body, scope that may use it)
+ROUTES = [
+    ("POST", "/api/v1/profiles", {"service": "svc"}, "PROFILE", "ingest"),
+    ("GET", "/api/v1/sdk/config", {"service": "svc", "instance": "i-1"}, None, "ingest"),
+    ("GET", "/api/v1/profile", {"service": "svc", "type": "cpu"}, None, "read"),
+    ("GET", "/api/v1/diff", {"service": "svc", "type": "cpu", "at": T}, None, "read"),
+    ("GET", "/api/v1/export", {"service": "svc", "type": "cpu", "format": "folded"}, None, "read"),
+    ("GET", "/api/v1/issues", None, None, "read"),
+    ("POST", "/api/v1/issues", None, {"service": "svc", "started_at": T}, "admin"),
+    ("GET", "/api/v1/issues/1", None, None, "read"),
+    ("GET", "/api/v1/issues/1/diff", None, None, "read"),
+    ("GET", "/api/v1/deploys", None, None, "read"),
+    ("POST", "/api/v1/deploys", None, {"service": "svc", "version": "2"}, "admin"),
+    ("GET", "/api/v1/services", None, None, "read"),
+    ("PUT", "/api/v1/services/svc/profiling", None, {"enabled": True}, "admin"),
+    ("GET", "/api/v1/keys", None, None, "admin"),
+    ("POST", "/api/v1/keys", None, {"scope": "read"}, "admin"),
+    ("DELETE", "/api/v1/keys/999", None, None, "admin"),
+    ("GET", "/api/v1/audit", None, None, "read"),
+]
+
+
+def call(server, route, token):
+    method, path, params, body, _ = route
+    if body == "PROFILE":
+        body = pb.cpu_profile({"main;a": 1}, time_nanos=T * S, duration_nanos=S)
+        return server.request(method, path, params, body, token=token,
+                              headers={"Content-Type": "application/octet-stream"})
+    return server.request(method, path, params, body, token=token)
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory):
+    srv = Server(tmp_path_factory.mktemp("auth") / "data").start()
+    srv.put("/api/v1/services/svc/profiling", body={"enabled": True})
+    srv.post("/api/v1/issues", body={"service": "svc", "started_at": T})
+    keys = {s: srv.key(s) for s in ("ingest", "read")}
+    keys["admin"] = srv.token
+    yield srv, keys
+    srv.stop()
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=[f"{r[0]} {r[1]}" for r in ROUTES])
+def test_route_scopes(keyed, route):
+    srv, keys = keyed
+    assert call(srv, route, "").status == 401
+    assert call(srv, route, "rt_not_a_key_at_all_0000000000").status == 401
+    need = route[4]
+    for scope, key in keys.items():
+        allowed = scope == "admin" or scope == need
+        status = call(srv, route, key).status
+        if allowed:
+            assert status not in (401, 403), (scope, status)
+        else:
+            assert status == 403, (scope, status)
+
+
+def test_health_and_metrics_need_no_key(server):
+    assert server.get("/healthz", token="").status == 200
+    assert server.get("/metrics", token="").status == 200
+
+
+def test_bound_ingest_key(server):
+    server.put("/api/v1/services/a/profiling", body={"enabled": True})
+    server.put("/api/v1/services/b/profiling", body={"enabled": True})
+    k = server.key("ingest", service="a")
+    prof = pb.cpu_profile({"main;a": 1}, time_nanos=T * S, duration_nanos=S)
+    assert server.upload(prof, service="a", token=k).status == 201
+    r = server.upload(prof, service="b", token=k)
+    assert r.status == 403 and "bound" in r.json()["message"]
+    assert server.get("/api/v1/sdk/config", {"service": "b", "instance": "x"},
+                      token=k).status == 403
+
+
+def test_keys_listed_without_secrets_and_revoked(server):
+    created = server.post("/api/v1/keys", body={"scope": "read", "name": "grafana"}).json()
+    assert created["key"].startswith("rt_") and len(created["key"]) > 40
+    listed = server.get("/api/v1/keys").json()
+    assert all("key" not in k for k in listed)
+    mine = [k for k in listed if k["id"] == created["id"]][0]
+    assert mine["name"] == "grafana" and mine["revoked_at"] is None
+    assert server.get("/api/v1/services", token=created["key"]).status == 200
+    assert server.delete(f"/api/v1/keys/{created['id']}").status == 200
+    assert server.get("/api/v1/services", token=created["key"]).status == 401
+    assert server.delete(f"/api/v1/keys/{created['id']}").status == 404
+    actions = [a["action"] for a in server.get("/api/v1/audit").json()]
+    assert "key.create" in actions and "key.revoke" in actions
+
+
+def test_bad_scope_is_refused(server):
+    assert server.post("/api/v1/keys", body={"scope": "root"}).status == 400
+    r = server.post("/api/v1/keys", body={"scope": "read", "service": "x"})
+    assert r.status == 400
+
+
+def test_bootstrap_token_shown_once_and_stored_hashed(tmp_path):
+    data = tmp_path / "data"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "ROOTTRACE_BOOTSTRAP_TOKEN"}
+
+    def run_once():
+        log = tmp_path / f"log{time.monotonic_ns()}"
+        with open(log, "wb") as f:
+            p = subprocess.Popen([BIN, "serve", "--data", str(data), "--listen",
+                                  f"127.0.0.1:{port}"], stdout=f, stderr=f, env=env)
+            time.sleep(1.0)
+            p.terminate()
+            p.wait(timeout=20)
+        return open(log).read()
+
+    first = run_once()
+    tokens = re.findall(r"\brt_[A-Za-z0-9_-]{40,}\b", first)
+    assert len(tokens) == 1
+    second = run_once()
+    assert not re.findall(r"\brt_[A-Za-z0-9_-]{40,}\b", second)
+    db = open(data / "roottrace.db", "rb").read()
+    assert tokens[0].encode() not in db
+    assert oct(os.stat(data).st_mode & 0o777) == "0o700"

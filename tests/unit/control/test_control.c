@@ -1,0 +1,147 @@
+/* Tests of server/src/control/: keys (bootstrap, authenticate, revoke), the SDK config of
+ * each runtime with its etag, toggles written through to the store, polls batched. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt/control.h"
+#include "rt/timeutil.h"
+#include "test.h"
+
+static char dir[] = "/tmp/rt-control-XXXXXX";
+
+static struct rt_store *open_store(void)
+{
+    struct rt_error err = {0};
+    struct rt_store *s = rt_store_open(dir, &err);
+    if (!s)
+        fprintf(stderr, "open: %s\n", err.msg);
+    return s;
+}
+
+static void test_bootstrap_and_authenticate(void)
+{
+    struct rt_error err = {0};
+    struct rt_store *s = open_store();
+    struct rt_control *c = rt_control_new(s, 10, &err);
+    char *shown = NULL;
+    CHECK_INT(rt_control_bootstrap(c, NULL, &shown, &err), 0);
+    CHECK(shown && strncmp(shown, "rt_", 3) == 0 && strlen(shown) == 46);
+    struct rt_principal who;
+    CHECK(rt_control_authenticate(c, shown, &who));
+    CHECK_INT(who.scope, RT_SCOPE_ADMIN);
+    char *again = NULL;
+    CHECK_INT(rt_control_bootstrap(c, NULL, &again, &err), 0);
+    CHECK(again == NULL);
+    CHECK(!rt_control_authenticate(c, "rt_wrong", &who));
+    CHECK(!rt_control_authenticate(c, "", &who));
+    CHECK_INT(rt_control_bootstrap(c, "short", &again, &err), RT_EINVAL);
+    CHECK_INT(rt_control_bootstrap(c, "a-token-from-the-environment", &again, &err), 0);
+    CHECK(rt_control_authenticate(c, "a-token-from-the-environment", &who));
+
+    json_t *k = rt_control_create_key(c, "ingest", "shop", "ci", &who, &err);
+    CHECK(k != NULL);
+    const char *secret = json_string_value(json_object_get(k, "key"));
+    struct rt_principal ing;
+    CHECK(rt_control_authenticate(c, secret, &ing));
+    CHECK_INT(ing.scope, RT_SCOPE_INGEST);
+    CHECK_STR(ing.service, "shop");
+    int64_t id = atoll(json_string_value(json_object_get(k, "id")));
+    CHECK_INT(rt_control_revoke_key(c, id, &who, &err), 0);
+    CHECK(!rt_control_authenticate(c, secret, &ing));
+    CHECK_INT(rt_control_revoke_key(c, id, &who, &err), RT_ENOTFOUND);
+    CHECK(rt_control_create_key(c, "root", NULL, NULL, &who, &err) == NULL);
+    CHECK(rt_control_create_key(c, "read", "shop", NULL, &who, &err) == NULL);
+    json_decref(k);
+    rt_control_free(c);
+
+    /* Keys survive a restart as hashes. */
+    c = rt_control_new(s, 10, &err);
+    CHECK(rt_control_authenticate(c, shown, &who));
+    json_t *keys = rt_control_list_keys(c, &err);
+    CHECK_INT(json_array_size(keys), 3);
+    CHECK(json_object_get(json_array_get(keys, 0), "key") == NULL);
+    json_decref(keys);
+    rt_control_free(c);
+    free(shown);
+    rt_store_free(s);
+}
+
+static void test_sdk_config(void)
+{
+    struct rt_error err = {0};
+    struct rt_store *s = open_store();
+    struct rt_control *c = rt_control_new(s, 10, &err);
+    struct rt_sdk_config py, node, again;
+    rt_control_sdk_config(c, "svc", "python", &py);
+    rt_control_sdk_config(c, "svc", "node", &node);
+    CHECK(!py.enabled);
+    CHECK_STR(py.type, "wall");
+    CHECK_INT(py.sampling_interval_us, 20000);
+    CHECK_STR(node.type, "cpu");
+    CHECK_INT(node.sampling_interval_us, 10000);
+    CHECK_INT(node.upload_interval_s, 60);
+    CHECK_INT(node.poll_interval_s, 10);
+    CHECK_INT(node.max_stack_depth, 256);
+    CHECK(strcmp(py.etag, node.etag) != 0);
+
+    struct rt_principal admin;
+    rt_control_local_principal(&admin);
+    struct rt_service_config cfg = {.enabled = true, .sampling_interval_us = 2500};
+    json_t *ans = rt_control_set_profiling(c, "svc", &cfg, &admin, &err);
+    CHECK(json_is_true(json_object_get(ans, "profiling_enabled")));
+    json_decref(ans);
+    rt_control_sdk_config(c, "svc", "node", &again);
+    CHECK(again.enabled);
+    CHECK_INT(again.sampling_interval_us, 2500);
+    CHECK(strcmp(again.etag, node.etag) != 0);
+    CHECK(rt_control_profiling_enabled(c, "svc"));
+    CHECK(!rt_control_profiling_enabled(c, "other"));
+    rt_control_free(c);
+
+    c = rt_control_new(s, 10, &err); /* the toggle is durable */
+    CHECK(rt_control_profiling_enabled(c, "svc"));
+    rt_control_free(c);
+    rt_store_free(s);
+}
+
+static int count_status(void *ud, const struct rt_instance_status *st)
+{
+    if (st->status && strcmp(st->status, "profiling") == 0)
+        (*(int *)ud)++;
+    return 0;
+}
+
+static void test_polls_are_batched(void)
+{
+    struct rt_error err = {0};
+    struct rt_store *s = open_store();
+    struct rt_control *c = rt_control_new(s, 10, &err);
+    for (int i = 0; i < 50; i++) {
+        char inst[16];
+        snprintf(inst, sizeof(inst), "i-%d", i);
+        struct rt_poll p = {.service = "batch", .instance = inst, .runtime = "go",
+                            .status = "profiling", .at_ns = rt_time_now_ns()};
+        rt_control_record_poll(c, &p);
+    }
+    CHECK_INT(rt_control_flush_polls(c, &err), 0);
+    int n = 0;
+    rt_store_scan_instance_status(s, "batch", count_status, &n, &err);
+    CHECK_INT(n, 50);
+    rt_control_free(c);
+    rt_store_free(s);
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir))
+        return 1;
+    RUN(test_bootstrap_and_authenticate);
+    RUN(test_sdk_config);
+    RUN(test_polls_are_batched);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    return TEST_DONE();
+}
