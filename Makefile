@@ -36,7 +36,7 @@ srcs = $(wildcard server/src/$(1)/*.c)
 objs = $(patsubst server/src/%.c,$(BUILD)/obj/%.o,$(call srcs,$(1)))
 libs_of = $(foreach m,$(LIBS_$(1)),$(call lib,$(m)))
 
-.PHONY: all test unit unit-san integration demo bench clean deps
+.PHONY: all test unit unit-san integration demo demo-files bench clean deps
 all: $(BUILD)/roottrace
 
 deps:
@@ -80,7 +80,10 @@ test: deps
 	scripts/test.sh
 
 demo: deps all
-	scripts/demo.sh
+	scripts/demo.sh $(DEMO_ARGS)
+
+demo-files: deps all
+	scripts/demo-files.sh
 
 bench: deps all
 	bench/run.sh

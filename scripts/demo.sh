@@ -1,62 +1,100 @@
 #!/usr/bin/env bash
-# The product demonstration (README: `make demo`), until the SDKs exist: a server, real
-# profiles from ../shared/data ingested as two services, an issue on each, and its diff.
-# The CPU service's diff converts to vCPU-hours per month; the wall-clock one refuses to.
+# The product demonstration (README: `make demo`): the server, a Node service (CPU profiles)
+# and a Python service (wall-clock profiles) under a built-in load, each with its SDK;
+# profiling turned on through the API the UI uses; a deploy of v2.0 in which one named
+# function does 3x the work; an issue opened at the deploy; then both issues' diffs. The
+# Node view gives vCPU-hours per month; the Python view refuses them, and says why.
+# Leaves the server running and prints its address, unless given --exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=build/roottrace
-DATA=../shared/data
-DEMO=$(mktemp -d /tmp/roottrace-demo.XXXXXX)
+EXIT=0
+for a in "$@"; do [ "$a" = "--exit" ] && EXIT=1; done
+BIN=$PWD/build/roottrace
+BASE_S=${DEMO_BASE_S:-70}       # baseline load before the deploy
+CUR_S=${DEMO_CUR_S:-90}         # load after it: the 60 s window plus uploads in flight
+WORK=$(mktemp -d /tmp/roottrace-demo.XXXXXX)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export ROOTTRACE_TOKEN=rt_demo_$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
 URL=http://127.0.0.1:$PORT
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
 
-$BIN serve --data "$DEMO/data" --listen 127.0.0.1:$PORT 2>"$DEMO/server.log" &
+say() { printf '\n== %s\n' "$*"; }
+
+ROOTTRACE_BOOTSTRAP_TOKEN=$ROOTTRACE_TOKEN "$BIN" serve --data "$WORK/data" \
+    --listen 127.0.0.1:$PORT 2>"$WORK/server.log" &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$DEMO"' EXIT
-for _ in $(seq 100); do $BIN health --url $URL >/dev/null 2>&1 && break; sleep 0.1; done
-echo "== roottrace serving on $URL (data in $DEMO/data)"
+for _ in $(seq 100); do "$BIN" health --url $URL >/dev/null 2>&1 && break; sleep 0.1; done
+say "roottrace serving on $URL (data and logs in $WORK)"
 
-now=$(date +%s)
-T=$((now - 1800))        # the issue starts 30 minutes ago
-W=600                    # 10-minute windows
+KEY=$("$BIN" key create --scope ingest --name demo --server $URL --json |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
 
-echo
-echo "== every real pprof file in $DATA/pprof, ingested or refused with its reason"
-for f in "$DATA"/pprof/*.pb.gz "$DATA"/pprof/*.pprof "$DATA"/pprof/*.pgo "$DATA"/pprof/legacy/*; do
-    $BIN ingest "$f" --service zoo --server $URL --at $((T - 7200)) 2>&1 | sed "s|$DATA/||" || true
-done
-
-echo
-echo "== service 'checkout' (cpu): inferno's diff-folded before/after pair, 10 profiles of"
-echo "   60 s each side of the issue start; a declared deploy 30 s before it"
-for k in $(seq 0 9); do
-    $BIN ingest "$DATA/collapsed/inferno__diff-folded_before.txt" --service checkout --type cpu \
-        --unit samples --period_ns 10000000 --at $((T - W + 60 * k)) --duration 60 \
-        --instance checkout-1 --version 1.4.0 --server $URL >/dev/null
-    $BIN ingest "$DATA/collapsed/inferno__diff-folded_after.txt" --service checkout --type cpu \
-        --unit samples --period_ns 10000000 --at $((T + 60 * k)) --duration 60 \
-        --instance checkout-1 --version 1.5.0 --server $URL >/dev/null
-done
-$BIN deploy --service checkout --version 1.5.0 --at $((T - 30)) --server $URL
-ISSUE=$($BIN issue create --service checkout --title "checkout p99 up" --at $T --server $URL --json \
-        | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-echo
-$BIN diff --issue "$ISSUE" --window 10m --server $URL
-
-echo
-echo "== service 'worker' (wall clock): parca's fgprof profile before and after the issue"
-for k in $(seq 0 9); do
-    for at in $((T - W + 60 * k)) $((T + 60 * k)); do
-        $BIN ingest "$DATA/pprof/parca__fgprof.pb.gz" --service worker --at $at --duration 60 \
-            --instance worker-1 --server $URL >/dev/null
+start_services() {   # $1 = release
+    DEMO_VERSION=$1 ROOTTRACE_SERVER=$URL ROOTTRACE_KEY=$KEY PORT=0 \
+        node demo/node-service/src/server.js >"$WORK/checkout-$1.log" 2>&1 &
+    NODE_PID=$!
+    (cd demo/python-service && DEMO_VERSION=$1 ROOTTRACE_SERVER=$URL ROOTTRACE_KEY=$KEY \
+        PORT=0 exec python3 -m shop.server >"$WORK/inventory-$1.log" 2>&1) &
+    PY_PID=$!
+    pids+=("$NODE_PID" "$PY_PID")
+    for _ in $(seq 100); do
+        grep -q listening "$WORK/checkout-$1.log" 2>/dev/null &&
+            grep -q listening "$WORK/inventory-$1.log" 2>/dev/null && break
+        sleep 0.1
     done
-done
-ISSUE=$($BIN issue create --service worker --title "worker slow" --at $T --server $URL --json \
-        | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-echo
-$BIN diff --issue "$ISSUE" --window 10m --limit 8 --server $URL
+    NODE_URL=http://127.0.0.1:$(awk '/listening/ {print $NF}' "$WORK/checkout-$1.log")/checkout
+    PY_URL=http://127.0.0.1:$(awk '/listening/ {print $NF}' "$WORK/inventory-$1.log")/quote
+}
 
-echo
-echo "== top of the real Go CPU profile parca__fib.pb.gz (compare: go tool pprof -top)"
-$BIN ingest "$DATA/pprof/parca__fib.pb.gz" --service fib --server $URL >/dev/null
-$BIN top --service fib --type cpu --from 2021-07-16T00:00:00Z --to 2021-07-17T00:00:00Z --limit 8 --server $URL
+stop_services() {
+    kill -TERM "$NODE_PID" "$PY_PID" 2>/dev/null || true
+    wait "$NODE_PID" "$PY_PID" 2>/dev/null || true
+}
+
+load() {   # $1 = seconds
+    python3 demo/load.py "$NODE_URL" "$1" 2 &
+    local a=$!
+    python3 demo/load.py "$PY_URL" "$1" 3 &
+    local b=$!
+    wait $a $b
+}
+
+say "release 1.0 of checkout (Node) and inventory (Python) start; profiling is off until turned on"
+start_services 1.0
+"$BIN" profiling on --service checkout --upload-interval-s 10 --server $URL
+"$BIN" profiling on --service inventory --upload-interval-s 10 --server $URL
+say "baseline: ${BASE_S} s of load on release 1.0"
+load "$BASE_S"
+
+say "deploy 2.0: applyDiscount (Node) and compute_quote (Python) now do 3x the work"
+stop_services
+DEPLOY=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+"$BIN" deploy --service checkout --version 2.0 --at "$DEPLOY" --server $URL
+"$BIN" deploy --service inventory --version 2.0 --at "$DEPLOY" --server $URL
+start_services 2.0
+NODE_ISSUE=$("$BIN" issue create --service checkout --title "checkout slower after 2.0" \
+              --at "$DEPLOY" --server $URL --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+PY_ISSUE=$("$BIN" issue create --service inventory --title "quotes slower after 2.0" \
+            --at "$DEPLOY" --server $URL --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+say "current: ${CUR_S} s of load on release 2.0"
+load "$CUR_S"
+stop_services
+
+say "the Node (CPU) issue: which functions grew, and what they cost"
+"$BIN" diff --issue "$NODE_ISSUE" --window 60s --limit 12 --server $URL
+say "the Python (wall clock) issue: the same ranking; no capacity from wall-clock time"
+"$BIN" diff --issue "$PY_ISSUE" --window 60s --limit 12 --server $URL
+
+if [ $EXIT = 1 ]; then
+    kill -TERM $SERVER; wait $SERVER || true
+    rm -rf "$WORK"
+    exit 0
+fi
+say "the server keeps running: $URL (admin token: $ROOTTRACE_TOKEN); Ctrl-C stops it"
+trap - EXIT
+wait $SERVER
