@@ -27,6 +27,11 @@ const char *rt_ptype_note(enum rt_ptype t);
 #define RT_MAX_STACK_DEPTH 1024
 #define RT_TRUNCATED_FRAME "(truncated)"
 
+/* Largest total value a profile may hold: 2^62 ns, about 146 years of CPU (or wall) time, far
+ * beyond any real profile, and small enough that sums of a few profiles' values still fit in an
+ * int64 (docs/internals/ingest.md). Ingest refuses a profile over it with RT_ETOOBIG. */
+#define RT_PROFILE_MAX_VALUE_NS ((int64_t)1 << 62)
+
 /* One distinct stack of a profile and what was sampled in it. */
 struct rt_profile_stack {
     uint32_t off;      /* index of the root frame in rt_profile.frame_ids */
@@ -62,7 +67,7 @@ struct rt_profile {
     uint32_t *stack_slots;            /* hash table of stack index + 1, for merging */
     size_t nstack_slots;
     double samples;                   /* total samples */
-    int64_t value_ns;                 /* total value */
+    int64_t value_ns;                 /* total value, |value_ns| <= RT_PROFILE_MAX_VALUE_NS */
 };
 
 /* New empty profile of type t; metadata unknown (-1/0/NULL as documented). NULL on ENOMEM. */
@@ -74,11 +79,13 @@ void rt_profile_free(struct rt_profile *p);
 /* Adds one stack (frames root first, depth >= 1) with its samples and value. Identical
  * stacks are merged. A stack deeper than RT_MAX_STACK_DEPTH keeps its RT_MAX_STACK_DEPTH - 1
  * leaf-side frames under RT_TRUNCATED_FRAME and counts in truncated_stacks.
- * Returns 0, RT_EINVAL (depth 0) or RT_ENOMEM. */
+ * Returns 0, RT_EINVAL (depth 0), RT_ETOOBIG (the profile's total value, or the stack's, would
+ * leave [-RT_PROFILE_MAX_VALUE_NS, RT_PROFILE_MAX_VALUE_NS]; nothing is added) or RT_ENOMEM.
+ * Negative values are the caller's to refuse (ingest does). */
 int rt_profile_add_stack(struct rt_profile *p, const struct rt_str *frames, size_t depth,
                          double samples, int64_t value_ns);
 
-/* Same with frames given as ids already interned in p->frames. */
+/* Same with frames given as ids already interned in p->frames; same errors. */
 int rt_profile_add_stack_ids(struct rt_profile *p, const uint32_t *ids, size_t depth,
                              double samples, int64_t value_ns);
 

@@ -62,7 +62,8 @@ int rt_query_issue_windows(int64_t started_at_ns, int64_t now_ns, int64_t window
                            struct rt_error *err);
 
 /* Merges the window's profiles into one profile (each weighted by its overlap, DESIGN §6),
- * for export. Caller frees the result. NULL with err set on failure. */
+ * for export. Caller frees the result. NULL with err set on failure: RT_ETOOBIG when the
+ * merged value exceeds RT_PROFILE_MAX_VALUE_NS (one profile's limit). */
 struct rt_profile *rt_query_merge(struct rt_store *s, const struct rt_store_filter *f,
                                   struct rt_error *err);
 

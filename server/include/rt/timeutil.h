@@ -14,7 +14,11 @@ int64_t rt_time_now_ns(void);
 int64_t rt_time_mono_ns(void);
 
 /* Parses RFC 3339 with any offset ("2026-11-30T01:00:00.5+01:00", "Z") or Unix seconds
- * with an optional decimal part ("1764464400.25"). Returns 0 and sets *ns, or RT_EINVAL. */
+ * with an optional decimal part ("1764464400.25"). Returns 0 and sets *ns, or RT_EINVAL.
+ * Impossible dates are refused, not rolled over: a day past its month's length (2020-02-30,
+ * 2021-02-29, 2100-02-29; leap years are Gregorian), and second 60: RFC 3339 allows a leap
+ * second, but Unix time has none and no producer sends one, so it is refused rather than
+ * read as the next second. */
 int rt_time_parse(const char *s, int64_t *ns);
 
 /* Formats Unix ns as RFC 3339 UTC with at most 9 fraction digits, trailing zeros trimmed,

@@ -33,6 +33,16 @@ static const char *str(json_t *o, const char *key)
     return s ? s : "";
 }
 
+/* Sample count as text: "n/a" when the answer has none (no counts, DESIGN §6). */
+static const char *samples_text(json_t *o, char *buf, size_t n)
+{
+    json_t *v = json_object_get(o, "samples");
+    if (!json_is_number(v))
+        return "n/a";
+    snprintf(buf, n, "%.0f", json_number_value(v));
+    return buf;
+}
+
 static void fmt_value(char *out, size_t n, double ns, struct unit u)
 {
     if (ns == 0)
@@ -47,20 +57,40 @@ static void print_header(json_t *j)
            str(j, "type_note"));
 }
 
-/* Capacity line of a profile answer, with every input so it can be re-derived (DESIGN §7). */
+/* The inputs of one capacity estimate (DESIGN §7): the window, coverage, and each
+ * instance's term 730 x cpu_i x alive_i / profiled_i / window, which sum to the figure. */
+static void print_inputs(json_t *in, const char *indent)
+{
+    printf("%swindow %.6g s, CPU %.6g s, profiled %.6g s of alive %.6g s (coverage %.1f%%), "
+           "%d instance(s) profiled, %d alive but unprofiled (their CPU is not included)\n",
+           indent, num(in, "window_s"), num(in, "cpu_s"), num(in, "profiled_s"),
+           num(in, "alive_s"), 100 * num(in, "coverage"), (int)num(in, "instances_profiled"),
+           (int)num(in, "instances_unprofiled"));
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(in, "instances"), i, x) {
+        if (num(x, "profiled_s") <= 0)
+            continue;
+        printf("%s  %-28s 730 x %.6g CPU-s x %.6g / %.6g s alive/profiled / %.6g s = %.4g\n",
+               indent, *str(x, "instance") ? str(x, "instance") : "(unnamed)", num(x, "cpu_s"),
+               num(x, "alive_s"),
+               num(x, "profiled_s"), num(in, "window_s"), num(x, "vcpu_hours_per_month"));
+    }
+    if (json_is_true(json_object_get(in, "instances_truncated")))
+        printf("%s  (more instances; see --json)\n", indent);
+}
+
+/* Capacity of a profile answer with its inputs, so it can be re-derived (DESIGN §7). */
 static void print_capacity(json_t *cap, const char *why)
 {
     if (!json_is_object(cap)) {
         printf("Capacity: not available: %s\n", why ? why : "no reason given");
         return;
     }
-    json_t *in = json_object_get(cap, "inputs");
-    printf("Capacity: %.4g vCPU-hours/month = 730 h/month x %.6g CPU-s / %.6g s window"
-           " x alive %.6g s / profiled %.6g s (coverage %.1f%%, %d instance(s) profiled,"
-           " %d unprofiled)\n",
-           num(cap, "vcpu_hours_per_month"), num(in, "cpu_s"), num(in, "window_s"),
-           num(in, "alive_s"), num(in, "profiled_s"), 100 * num(in, "coverage"),
-           (int)num(in, "instances_profiled"), (int)num(in, "instances_unprofiled"));
+    printf("Capacity: %.4g vCPU-hours/month = sum over instances of 730 h/month x CPU-s x "
+           "alive/profiled / window-s (an estimate at this window's rate, not a bill)\n",
+           num(cap, "vcpu_hours_per_month"));
+    print_inputs(json_object_get(cap, "inputs"), "  ");
 }
 
 static void print_agreement(json_t *a)
@@ -80,8 +110,9 @@ void rt__cli_render_profile(json_t *j)
     char tot[32];
     fmt_value(tot, sizeof(tot), total, u);
     print_header(j);
-    printf("Window: %s to %s\nProfiles: %d, samples: %.0f, total: %s\n", str(j, "from"),
-           str(j, "to"), (int)num(j, "profiles"), num(j, "samples"), tot);
+    char smp[32];
+    printf("Window: %s to %s\nProfiles: %d, samples: %s, total: %s\n", str(j, "from"),
+           str(j, "to"), (int)num(j, "profiles"), samples_text(j, smp, sizeof(smp)), tot);
     print_capacity(json_object_get(j, "capacity"), str(j, "capacity_unavailable"));
     print_agreement(json_object_get(j, "cpu_agreement"));
     bool cpu = json_is_object(json_object_get(j, "capacity"));
@@ -106,8 +137,10 @@ void rt__cli_render_profile(json_t *j)
 
 static void print_window(const char *label, json_t *w)
 {
-    printf("%-9s [%s, %s)  profiles %d  samples %.0f  total %.3f s\n", label, str(w, "from"),
-           str(w, "to"), (int)num(w, "profiles"), num(w, "samples"), num(w, "value_ns") / 1e9);
+    char smp[32];
+    printf("%-9s [%s, %s)  profiles %d  samples %s  total %.3f s\n", label, str(w, "from"),
+           str(w, "to"), (int)num(w, "profiles"), samples_text(w, smp, sizeof(smp)),
+           num(w, "value_ns") / 1e9);
 }
 
 static void print_diff_capacity(json_t *j)
@@ -119,16 +152,16 @@ static void print_diff_capacity(json_t *j)
     }
     json_t *v = json_object_get(cap, "vcpu_hours_per_month");
     json_t *in = json_object_get(cap, "inputs");
-    printf("Capacity: baseline %.4g -> current %.4g vCPU-hours/month (730 h/month x CPU-s / "
-           "window-s x alive/profiled)\n",
+    printf("Capacity: baseline %.4g -> current %.4g vCPU-hours/month (sum over instances of "
+           "730 h/month x CPU-s x alive/profiled / window-s)\n",
            num(v, "base"), num(v, "cur"));
     const char *names[2] = {"base", "cur"};
     for (int k = 0; k < 2; k++) {
         json_t *x = json_object_get(in, names[k]);
-        printf("  %-4s inputs: cpu %.6g s, window %.6g s, alive %.6g s, profiled %.6g s, "
-               "coverage %.1f%%\n",
-               names[k], num(x, "cpu_s"), num(x, "window_s"), num(x, "alive_s"),
-               num(x, "profiled_s"), 100 * num(x, "coverage"));
+        if (!json_is_object(x))
+            continue;
+        printf("  %s:\n", k ? "current" : "baseline");
+        print_inputs(x, "    ");
     }
 }
 

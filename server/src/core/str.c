@@ -35,25 +35,11 @@ char *rt_strdup_or_null(const char *s)
 bool rt_str_is_clean_utf8(const char *p, size_t n)
 {
     const unsigned char *s = (const unsigned char *)p;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            if ((c < 0x20 && c != '\t') || c == 0x7f)
-                return false;
-            i++;
-            continue;
-        }
-        size_t k = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        if (k == 0 || i + k > n || (k == 2 && c < 0xc2))
+    for (size_t i = 0, k; i < n; i += k) {
+        if ((s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f)
             return false;
-        for (size_t j = 1; j < k; j++)
-            if ((s[i + j] & 0xc0) != 0x80)
-                return false;
-        /* Overlong 3/4-byte forms, surrogates and code points past U+10FFFF. */
-        if ((k == 3 && c == 0xe0 && s[i + 1] < 0xa0) || (k == 3 && c == 0xed && s[i + 1] >= 0xa0) ||
-            (k == 4 && c == 0xf0 && s[i + 1] < 0x90) || (k == 4 && (c > 0xf4 || (c == 0xf4 && s[i + 1] >= 0x90))))
+        if ((k = rt_utf8_seq_len(s + i, n - i)) == 0)
             return false;
-        i += k;
     }
     return true;
 }

@@ -66,6 +66,15 @@ static int parse_unix_seconds(const char *s, int64_t *ns)
     return 0;
 }
 
+/* Days in month m (1-12) of year y, proleptic Gregorian: February has 29 in years divisible
+ * by 4, except centuries not divisible by 400. */
+static int days_in_month(int y, int m)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return m == 2 && leap ? 29 : days[m - 1];
+}
+
 int rt_time_parse(const char *s, int64_t *ns)
 {
     if (!s || !*s)
@@ -84,7 +93,8 @@ int rt_time_parse(const char *s, int64_t *ns)
     if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &m) || *p++ != ':' ||
         digits(&p, 2, &sec))
         return RT_EINVAL;
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+    /* No leap second: Unix time has none, and 23:59:60 would silently read as the next day. */
+    if (M < 1 || M > 12 || D < 1 || D > days_in_month(Y, M) || h > 23 || m > 59 || sec > 59)
         return RT_EINVAL;
     int64_t frac = 0;
     if (*p == '.') {

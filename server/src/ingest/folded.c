@@ -107,11 +107,36 @@ struct folded {
     struct rt_error *err;
 };
 
+static int too_big(struct folded *f, size_t lineno)
+{
+    return rt_error_set(f->err, RT_ETOOBIG,
+                        "line %zu: the profile's total value exceeds the limit of %lld ns "
+                        "(2^62 ns, about 146 years) per profile",
+                        lineno, (long long)RT_PROFILE_MAX_VALUE_NS);
+}
+
+/* Replaces frames that are not valid UTF-8 by repaired copies (each invalid byte becomes
+ * U+FFFD), recorded in fixed[] for the caller to free. Returns 0 or RT_ENOMEM. */
+static int repair_frames(struct rt_str *frames, size_t n, char **fixed, size_t *nfixed)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rt_str_is_utf8(frames[i]))
+            continue;
+        char *c = rt_str_dup_utf8(frames[i], &frames[i].len);
+        if (!c)
+            return RT_ENOMEM;
+        fixed[(*nfixed)++] = c;
+        frames[i].ptr = c;
+    }
+    return 0;
+}
+
 /* Adds the stack part of line lineno (stack[0..len), non-empty) with its count. */
 static int add_line(struct folded *f, size_t lineno, const char *stack, size_t len, double count)
 {
     struct rt_str frames[RT_MAX_STACK_DEPTH + 1];
-    size_t n = 0, end = len;
+    char *fixed[RT_MAX_STACK_DEPTH + 1];
+    size_t n = 0, end = len, nfixed = 0;
     /* Frames from the leaf backwards: only the RT_MAX_STACK_DEPTH + 1 leaf-side ones matter. */
     for (size_t i = len + 1; i-- > 0 && n <= RT_MAX_STACK_DEPTH;) {
         if (i > 0 && stack[i - 1] != ';')
@@ -129,8 +154,8 @@ static int add_line(struct folded *f, size_t lineno, const char *stack, size_t l
         frames[n - 1 - i] = t;
     }
     double v = f->ns ? count : count * (double)f->period_ns, samples;
-    if (!(v < 9.2e18))
-        return rt_error_set(f->err, RT_EMALFORMED, "line %zu: value overflows 64 bits", lineno);
+    if (!(v <= (double)RT_PROFILE_MAX_VALUE_NS))
+        return too_big(f, lineno);
     if (f->ns)
         samples = f->period_ns > 0 ? count / (double)f->period_ns : 0;
     else
@@ -139,7 +164,13 @@ static int add_line(struct folded *f, size_t lineno, const char *stack, size_t l
         return rt_error_set(f->err, RT_ETOOBIG,
                             "folded stacks exceed the limit of %zu lines (max_samples)",
                             f->lim->max_samples);
-    if (rt_profile_add_stack(f->p, frames, n, samples, llround(v)))
+    int rc = repair_frames(frames, n, fixed, &nfixed);
+    rc = rc ? rc : rt_profile_add_stack(f->p, frames, n, samples, llround(v));
+    for (size_t i = 0; i < nfixed; i++)
+        free(fixed[i]);
+    if (rc == RT_ETOOBIG)
+        return too_big(f, lineno);
+    if (rc)
         return rt_error_set(f->err, RT_ENOMEM, "out of memory adding folded stacks");
     if (f->p->frames.count > f->lim->max_strings)
         return rt_error_set(f->err, RT_ETOOBIG,
@@ -165,6 +196,11 @@ static int parse_line(struct folded *f, size_t lineno, const char *s, size_t n)
     while (ws > 0 && !is_space(s[ws - 1]))
         ws--;
     double count;
+    if (ws > 0 && s[ws] == '-' && parse_count(s + ws + 1, n - ws - 1, &count))
+        return rt_error_set(f->err, RT_EMALFORMED,
+                            "line %zu has a negative count (counts are samples or nanoseconds, "
+                            ">= 0): \"%.*s\"",
+                            lineno, (int)(n > 80 ? 80 : n), s);
     if (ws == 0 || !parse_count(s + ws, n - ws, &count))
         return rt_error_set(f->err, RT_EMALFORMED,
                             "line %zu has no count (expected \"frame;frame;... <count>\"): "

@@ -87,6 +87,46 @@ static bool looks_like_text(const uint8_t *d, size_t len)
     return true;
 }
 
+/* A JSON document: after blanks, '{' then '"' or '}', or '[' then one of '{["]' (or a
+ * digit or '-'). Stricter than the first byte alone: a folded stack may well begin with
+ * "[unknown];..." or "{anonymous}...", never with '{"' or '[{'. */
+static bool looks_like_json(const uint8_t *d, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (d[i] == ' ' || d[i] == '\t' || d[i] == '\r' || d[i] == '\n'))
+        i++;
+    if (i >= len || (d[i] != '{' && d[i] != '['))
+        return false;
+    uint8_t open = d[i++];
+    while (i < len && (d[i] == ' ' || d[i] == '\t' || d[i] == '\r' || d[i] == '\n'))
+        i++;
+    if (i >= len)
+        return false;
+    if (open == '{')
+        return d[i] == '"' || d[i] == '}';
+    return d[i] == '{' || d[i] == '[' || d[i] == ']' || d[i] == '"' || d[i] == '-' ||
+           (d[i] >= '0' && d[i] <= '9');
+}
+
+/* Formats that are recognizable but not accepted: RT_EFORMAT with how to convert them. */
+static int refuse_other_formats(const uint8_t *d, size_t len, enum rt_ingest_format fmt,
+                                struct rt_error *err)
+{
+    if (starts_with(d, len, "FLR") && len >= 4 && d[3] == 0)
+        return rt_error_set(err, RT_EFORMAT,
+                            "JFR recordings are not accepted: convert with `jfr print` / "
+                            "async-profiler's converter to pprof or collapsed");
+    if (fmt != RT_FMT_FOLDED && is_legacy(d, len))
+        return rt_error_set(err, RT_EFORMAT,
+                            "legacy (pre-protobuf) pprof format is not supported: convert with "
+                            "`go tool pprof -proto FILE > FILE.pb.gz`");
+    if (fmt != RT_FMT_PPROF && looks_like_json(d, len) && looks_like_text(d, len))
+        return rt_error_set(err, RT_EFORMAT,
+                            "V8 .cpuprofile / JSON profiles are not accepted: upload pprof or "
+                            "folded stacks (the Node SDK converts .cpuprofile to pprof)");
+    return 0;
+}
+
 /* Copies the upload's metadata into p; start and duration override the body's. */
 static int apply_params(struct rt_profile *p, const struct rt_ingest_params *q)
 {
@@ -113,12 +153,15 @@ static int parse_body(const uint8_t *d, size_t len, const struct rt_ingest_param
                       struct rt_profile **out, size_t *nout, struct rt_error *err)
 {
     enum rt_ingest_format fmt = params->format;
-    if (len == 0)
-        return rt_error_set(err, RT_EMALFORMED, "empty body");
-    if (fmt != RT_FMT_FOLDED && is_legacy(d, len))
-        return rt_error_set(err, RT_EFORMAT,
-                            "legacy (pre-protobuf) pprof format is not supported: convert with "
-                            "`go tool pprof -proto FILE > FILE.pb.gz`");
+    /* Empty: an empty pprof declares no sample type, but an empty folded body is a well-formed
+     * zero-sample profile (DESIGN §4), taken as folded when it is declared so or has type=. */
+    if (len == 0 && (fmt == RT_FMT_PPROF || (fmt == RT_FMT_AUTO && !want)))
+        return rt_error_set(err, RT_EMALFORMED,
+                            "empty body (an empty folded profile needs type= and "
+                            "Content-Type text/plain)");
+    int rc = refuse_other_formats(d, len, fmt, err);
+    if (rc)
+        return rc;
     if (fmt == RT_FMT_AUTO)
         fmt = looks_like_text(d, len) ? RT_FMT_FOLDED : RT_FMT_PPROF;
     if (fmt == RT_FMT_PPROF)
@@ -129,6 +172,19 @@ static int parse_body(const uint8_t *d, size_t len, const struct rt_ingest_param
                             "the profile type)");
     *nout = 1;
     return rt__ingest_folded(d, len, params, want, lim, out, err);
+}
+
+/* Messages may quote the input (a folded line, sample type names) and be cut anywhere by
+ * their buffer: any byte that is not valid UTF-8 becomes '?', so the answer stays JSON. */
+static void repair_msg(struct rt_error *err)
+{
+    if (!err)
+        return;
+    unsigned char *m = (unsigned char *)err->msg;
+    size_t n = strlen(err->msg);
+    for (size_t i = 0, k; i < n; i += k ? k : 1)
+        if ((k = rt_utf8_seq_len(m + i, n - i)) == 0)
+            m[i] = '?';
 }
 
 int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params *params,
@@ -148,10 +204,13 @@ int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params 
         rt_ingest_params_init(&defparams);
         params = &defparams;
     }
-    if (params->type && *params->type && !rt_ptype_parse(params->type, &want))
-        return rt_error_set(err, RT_ETYPE, "type=%.40s is neither cpu nor wall", params->type);
-    if (len == 0 || !body)
-        return rt_error_set(err, RT_EMALFORMED, "empty body");
+    if (params->type && *params->type && !rt_ptype_parse(params->type, &want)) {
+        rt_error_set(err, RT_ETYPE, "type=%.40s is neither cpu nor wall", params->type);
+        repair_msg(err);
+        return RT_ETYPE;
+    }
+    if (!body)
+        len = 0;
     if (len > lim->max_compressed)
         return rt_error_set(err, RT_ETOOBIG,
                             "body of %zu bytes exceeds the limit of %zu bytes (max_compressed)",
@@ -162,15 +221,15 @@ int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params 
         rt_buf_init(&buf, lim->max_decompressed);
         rc = rt_ingest_gunzip(body, len, &buf, err);
         if (rc == 0)
-            rc = parse_body((const uint8_t *)buf.data, buf.len, params, want, lim, res, &nres,
-                            err);
+            rc = parse_body(buf.data ? (const uint8_t *)buf.data : (const uint8_t *)"", buf.len,
+                            params, want, lim, res, &nres, err);
         rt_buf_cleanup(&buf);
     } else if (len > lim->max_decompressed) {
         rc = rt_error_set(err, RT_ETOOBIG,
                           "body of %zu bytes exceeds the limit of %zu bytes (max_decompressed)",
                           len, lim->max_decompressed);
     } else {
-        rc = parse_body(body, len, params, want, lim, res, &nres, err);
+        rc = parse_body(body ? body : "", len, params, want, lim, res, &nres, err);
     }
     for (size_t i = 0; i < nres && rc == 0; i++)
         if (apply_params(res[i], params))
@@ -178,6 +237,7 @@ int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params 
     if (rc) {
         for (size_t i = 0; i < nres; i++)
             rt_profile_free(res[i]);
+        repair_msg(err);
         return rc;
     }
     for (size_t i = 0; i < nres; i++)

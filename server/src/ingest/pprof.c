@@ -96,6 +96,8 @@ struct build {
     uint32_t *loc_nframes;      /* frames of each location (>= 1) */
     struct rt_str *slot_name;   /* name of every frame slot, leaf first within a location */
     size_t nslots;
+    char **repaired;            /* owned UTF-8 repairs of string table entries */
+    size_t nrepaired, cap_repaired;
     struct rt_error *err;
 };
 
@@ -107,12 +109,43 @@ static void build_cleanup(struct build *b)
     free(b->loc_frame_off);
     free(b->loc_nframes);
     free(b->slot_name);
+    for (size_t i = 0; i < b->nrepaired; i++)
+        free(b->repaired[i]);
+    free(b->repaired);
     rt__pprof_cleanup(&b->pp);
 }
 
 static int oom(struct build *b)
 {
     return rt_error_set(b->err, RT_ENOMEM, "out of memory building the profile");
+}
+
+/* Replaces each string table entry that is not valid UTF-8 by a copy in which every invalid
+ * byte is U+FFFD, so frame names (and messages naming types) are always valid JSON strings.
+ * The copies' worst case (3 bytes per byte) counts against max_decompressed. */
+static int repair_strings(struct build *b, const struct rt_ingest_limits *lim)
+{
+    size_t budget = lim->max_decompressed;
+    for (size_t i = 0; i < b->pp.nstrings; i++) {
+        struct rt_str s = b->pp.strings[i];
+        if (rt_str_is_utf8(s))
+            continue;
+        if (s.len > budget / 3)
+            return rt_error_set(b->err, RT_ETOOBIG,
+                                "strings that are not valid UTF-8 exceed the limit of %zu bytes "
+                                "(max_decompressed) once repaired",
+                                lim->max_decompressed);
+        budget -= s.len * 3;
+        if (rt_array_grow((void **)&b->repaired, &b->cap_repaired, b->nrepaired + 1,
+                          sizeof(*b->repaired)))
+            return oom(b);
+        char *fixed = rt_str_dup_utf8(s, &s.len);
+        if (!fixed)
+            return oom(b);
+        b->repaired[b->nrepaired++] = fixed;
+        b->pp.strings[i] = (struct rt_str){fixed, s.len};
+    }
+    return 0;
 }
 
 static int build_indexes(struct build *b)
@@ -227,7 +260,17 @@ struct out {
     uint32_t *slot_id;          /* NO_ID until interned */
 };
 
-/* Value (ns) and samples of one sample for one output. Returns 0 or RT_EMALFORMED. */
+/* The refusal of a sample that takes the profile's total value past RT_PROFILE_MAX_VALUE_NS. */
+static int too_big(struct build *b, size_t i)
+{
+    return rt_error_set(b->err, RT_ETOOBIG,
+                        "sample %zu: the profile's total value exceeds the limit of %lld ns "
+                        "(2^62 ns, about 146 years) per profile",
+                        i, (long long)RT_PROFILE_MAX_VALUE_NS);
+}
+
+/* Value (ns) and samples of one sample for one output. Returns 0, RT_EMALFORMED (negative)
+ * or RT_ETOOBIG (over RT_PROFILE_MAX_VALUE_NS). */
 static int sample_value(struct build *b, const struct out *o, size_t i, const int64_t *vals,
                         int64_t *value, double *samples)
 {
@@ -237,8 +280,8 @@ static int sample_value(struct build *b, const struct out *o, size_t i, const in
     int64_t mul = pk->value_idx >= 0 ? pk->scale : pk->period_ns;
     if (count < 0 || raw < 0)
         return rt_error_set(b->err, RT_EMALFORMED, "sample %zu has a negative value", i);
-    if (__builtin_mul_overflow(raw, mul, value))
-        return rt_error_set(b->err, RT_EMALFORMED, "sample %zu: value overflows 64 bits", i);
+    if (__builtin_mul_overflow(raw, mul, value) || *value > RT_PROFILE_MAX_VALUE_NS)
+        return too_big(b, i);
     if (pk->count_idx >= 0)
         *samples = (double)count;
     else if (pk->period_ns > 0)
@@ -248,8 +291,8 @@ static int sample_value(struct build *b, const struct out *o, size_t i, const in
     return 0;
 }
 
-/* Adds one sample, whose leaf-first frame slots are slots[0..n), to output o. */
-static int add_sample(struct build *b, struct out *o, const uint32_t *slots, size_t n,
+/* Adds sample i, whose leaf-first frame slots are slots[0..n), to output o. */
+static int add_sample(struct build *b, struct out *o, size_t i, const uint32_t *slots, size_t n,
                       int64_t value, double samples)
 {
     uint32_t ids[RT_MAX_STACK_DEPTH + 1];
@@ -260,9 +303,10 @@ static int add_sample(struct build *b, struct out *o, const uint32_t *slots, siz
             return oom(b);
         ids[k] = o->slot_id[s];
     }
-    if (rt_profile_add_stack_ids(o->p, ids, n, samples, value))
-        return oom(b);
-    return 0;
+    int rc = rt_profile_add_stack_ids(o->p, ids, n, samples, value);
+    if (rc == RT_ETOOBIG)
+        return too_big(b, i);
+    return rc ? oom(b) : 0;
 }
 
 /* Leaf-first frame slots of a sample, at most RT_MAX_STACK_DEPTH + 1 (more are cut anyway).
@@ -304,7 +348,7 @@ static int add_samples(struct build *b, struct out *outs, size_t nout)
             double samples = 0;
             rc = sample_value(b, &outs[o], i, vals, &value, &samples);
             if (rc == 0 && (value || samples))
-                rc = add_sample(b, &outs[o], slots, n, value, samples);
+                rc = add_sample(b, &outs[o], i, slots, n, value, samples);
         }
     }
     free(locs);
@@ -340,7 +384,11 @@ int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want,
     int rc = rt__pprof_decode(data, len, lim, &b.pp, err);
     if (rc)
         return rc;
-    rc = rt__pprof_resolve(&b.pp, want, picks, &npicks, err);
+    if (b.pp.duration_nanos < 0)
+        rc = rt_error_set(err, RT_EMALFORMED, "negative duration (duration_nanos = %lld)",
+                          (long long)b.pp.duration_nanos);
+    rc = rc ? rc : repair_strings(&b, lim);
+    rc = rc ? rc : rt__pprof_resolve(&b.pp, want, picks, &npicks, err);
     rc = rc ? rc : build_indexes(&b);
     rc = rc ? rc : name_frames(&b);
     if (rc == 0)

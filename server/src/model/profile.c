@@ -90,18 +90,28 @@ static int grow_slots(struct rt_profile *p)
     return 0;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
+/* True when a + b stays within [-RT_PROFILE_MAX_VALUE_NS, RT_PROFILE_MAX_VALUE_NS]. */
+static bool sum_fits(int64_t a, int64_t b)
 {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
+    return !__builtin_add_overflow(a, b, &r) && r <= RT_PROFILE_MAX_VALUE_NS &&
+           r >= -RT_PROFILE_MAX_VALUE_NS;
+}
+
+/* Checks that adding value_ns keeps the profile's total within the limit, before anything is
+ * added. (Ingest refuses negative values; the model only keeps sums bounded.) */
+static int check_total(const struct rt_profile *p, int64_t value_ns)
+{
+    return sum_fits(p->value_ns, value_ns) ? 0 : RT_ETOOBIG;
 }
 
 /* Adds a stack of n <= RT_MAX_STACK_DEPTH frame ids, merging with an identical one. */
 static int add_ids(struct rt_profile *p, const uint32_t *ids, size_t n, double samples,
                    int64_t value_ns)
 {
+    int rc = check_total(p, value_ns);
+    if (rc)
+        return rc;
     if ((p->nstacks + 1) * 2 > p->nstack_slots && grow_slots(p))
         return RT_ENOMEM;
     uint64_t h = hash_ids(ids, n);
@@ -120,10 +130,12 @@ static int add_ids(struct rt_profile *p, const uint32_t *ids, size_t n, double s
         *slot = (uint32_t)++p->nstacks;
     }
     struct rt_profile_stack *s = &p->stacks[*slot - 1];
+    if (!sum_fits(s->value_ns, value_ns)) /* possible only with negative values */
+        return RT_ETOOBIG;
     s->samples += samples;
-    s->value_ns = sat_add(s->value_ns, value_ns);
+    s->value_ns += value_ns;
     p->samples += samples;
-    p->value_ns = sat_add(p->value_ns, value_ns);
+    p->value_ns += value_ns;
     return 0;
 }
 
@@ -134,12 +146,15 @@ int rt_profile_add_stack_ids(struct rt_profile *p, const uint32_t *ids, size_t d
         return RT_EINVAL;
     if (depth <= RT_MAX_STACK_DEPTH)
         return add_ids(p, ids, depth, samples, value_ns);
+    int rc = check_total(p, value_ns); /* before "(truncated)" is interned */
+    if (rc)
+        return rc;
     uint32_t cut[RT_MAX_STACK_DEPTH];
     if (rt_intern_get(&p->frames, RT_STR_LIT(RT_TRUNCATED_FRAME), &cut[0]))
         return RT_ENOMEM;
     memcpy(cut + 1, ids + depth - (RT_MAX_STACK_DEPTH - 1),
            (RT_MAX_STACK_DEPTH - 1) * sizeof(*ids));
-    int rc = add_ids(p, cut, RT_MAX_STACK_DEPTH, samples, value_ns);
+    rc = add_ids(p, cut, RT_MAX_STACK_DEPTH, samples, value_ns);
     if (rc == 0)
         p->truncated_stacks++;
     return rc;
@@ -150,6 +165,9 @@ int rt_profile_add_stack(struct rt_profile *p, const struct rt_str *frames, size
 {
     if (depth == 0)
         return RT_EINVAL;
+    int rc = check_total(p, value_ns); /* before any frame is interned */
+    if (rc)
+        return rc;
     uint32_t ids[RT_MAX_STACK_DEPTH];
     size_t n = 0, first = 0;
     if (depth > RT_MAX_STACK_DEPTH) {
@@ -160,7 +178,7 @@ int rt_profile_add_stack(struct rt_profile *p, const struct rt_str *frames, size
     for (size_t i = first; i < depth; i++)
         if (rt_intern_get(&p->frames, frames[i], &ids[n++]))
             return RT_ENOMEM;
-    int rc = add_ids(p, ids, n, samples, value_ns);
+    rc = add_ids(p, ids, n, samples, value_ns);
     if (rc == 0 && first)
         p->truncated_stacks++;
     return rc;

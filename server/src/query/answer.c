@@ -10,7 +10,30 @@
 
 json_t *rt__query_ns_json(double ns)
 {
-    return isfinite(ns) ? json_integer((json_int_t)llround(ns)) : json_null();
+    if (!isfinite(ns))
+        return json_null();
+    /* llround is undefined past the int64 range (it gave negative self_ns): 2^63 is exact. */
+    if (fabs(ns) >= 9223372036854775808.0)
+        return json_real(round(ns));
+    return json_integer((json_int_t)llround(ns));
+}
+
+json_t *rt__query_str_json(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+    if (j || !s)
+        return j;
+    char *fixed = rt_str_dup_utf8(rt_str_from(s), NULL);
+    j = fixed ? json_string(fixed) : NULL;
+    free(fixed);
+    return j;
+}
+
+/* "samples" of window w: null when it has profiles and none carries real sample counts (the
+ * zeros would read as "no samples"; significance_unavailable says why in a diff). */
+static json_t *samples_json(const struct rt__query_win *w)
+{
+    return w->profiles > 0 && !w->any_counts ? json_null() : json_real(w->samples);
 }
 
 json_t *rt__query_time_json(int64_t ns)
@@ -58,7 +81,7 @@ static json_t *profile_fn_json(const struct rt__query_ctx *c, const struct rt__q
     json_t *o = json_object();
     if (!o)
         return NULL;
-    json_object_set_new(o, "name", json_string(f->name));
+    json_object_set_new(o, "name", rt__query_str_json(f->name));
     json_object_set_new(o, "self_ns", rt__query_ns_json(f->self_v[0]));
     json_object_set_new(o, "total_ns", rt__query_ns_json(f->total_v[0]));
     json_object_set_new(o, "self_share", json_real(pct(f->self_v[0], w->value_ns)));
@@ -104,7 +127,8 @@ static void set_capacity_one(const struct rt__query_ctx *c, json_t *out)
     }
     json_t *o = json_object();
     json_object_set_new(o, "vcpu_hours_per_month", real_or_null(cap->vcpu_hours_per_month));
-    json_object_set_new(o, "inputs", rt__query_cap_inputs_json(cap));
+    json_object_set_new(o, "inputs", rt__query_cap_inputs_json(cap, c->win[0].inst_cap,
+                                                               c->insts.count, &c->insts));
     json_object_set_new(out, "capacity", o);
     json_object_set_new(out, "capacity_unavailable", json_null());
 }
@@ -115,6 +139,13 @@ static void window_warnings(const struct rt__query_win *w, const char *which, js
     char msg[200];
     if (w->profiles > 0 && isfinite(w->cap.coverage) && w->cap.coverage < RT__QUERY_LOW_COVERAGE) {
         snprintf(msg, sizeof(msg), "coverage below 50%% in the %s window", which);
+        json_array_append_new(arr, json_string(msg));
+    }
+    if (w->profiles > 0 && !w->any_counts) {
+        snprintf(msg, sizeof(msg),
+                 "no profile in the %s window carries sample counts (a value without "
+                 "samples/count or a period): its samples are null",
+                 which);
         json_array_append_new(arr, json_string(msg));
     }
     if (w->cap.instances_unprofiled > 0) {
@@ -134,14 +165,14 @@ static json_t *window_json(const struct rt__query_win *w)
     json_object_set_new(o, "from", rt__query_time_json(w->from_ns));
     json_object_set_new(o, "to", rt__query_time_json(w->to_ns));
     json_object_set_new(o, "profiles", json_integer(w->profiles));
-    json_object_set_new(o, "samples", json_real(w->samples));
+    json_object_set_new(o, "samples", samples_json(w));
     json_object_set_new(o, "value_ns", rt__query_ns_json(w->value_ns));
     return o;
 }
 
 static void set_header(const struct rt__query_ctx *c, const char *service, json_t *out)
 {
-    json_object_set_new(out, "service", json_string(service ? service : ""));
+    json_object_set_new(out, "service", rt__query_str_json(service));
     json_object_set_new(out, "type", json_string(rt_ptype_name(c->type)));
     json_object_set_new(out, "type_note", json_string(rt_ptype_note(c->type)));
 }
@@ -158,7 +189,7 @@ json_t *rt__query_profile_json(const struct rt__query_ctx *c, const char *servic
     json_object_set_new(out, "to", rt__query_time_json(w->to_ns));
     json_object_set_new(out, "window_s", json_real((double)(w->to_ns - w->from_ns) / 1e9));
     json_object_set_new(out, "profiles", json_integer(w->profiles));
-    json_object_set_new(out, "samples", json_real(w->samples));
+    json_object_set_new(out, "samples", samples_json(w));
     json_object_set_new(out, "value_ns", rt__query_ns_json(w->value_ns));
     json_t *flame = rt__query_flame_json(c, false, RT__QUERY_MAX_FLAME_NODES);
     json_t *quality = rt__query_quality_json(c, 0), *warnings = json_array();
@@ -186,7 +217,7 @@ static json_t *diff_fn_json(const struct rt__query_ctx *c, const struct rt__quer
     json_t *o = json_object();
     if (!o)
         return NULL;
-    json_object_set_new(o, "name", json_string(f->name));
+    json_object_set_new(o, "name", rt__query_str_json(f->name));
     json_object_set_new(o, "base_share", json_real(r->base_share));
     json_object_set_new(o, "cur_share", json_real(r->cur_share));
     json_object_set_new(o, "delta_pp", json_real(r->delta_pp));
@@ -242,8 +273,10 @@ static void set_capacity_two(const struct rt__query_ctx *c, json_t *out)
                                                 : json_null());
     json_object_set_new(v, "cur", cur->available ? real_or_null(cur->vcpu_hours_per_month)
                                                  : json_null());
-    json_object_set_new(in, "base", rt__query_cap_inputs_json(b));
-    json_object_set_new(in, "cur", rt__query_cap_inputs_json(cur));
+    json_object_set_new(in, "base", rt__query_cap_inputs_json(b, c->win[0].inst_cap,
+                                                              c->insts.count, &c->insts));
+    json_object_set_new(in, "cur", rt__query_cap_inputs_json(cur, c->win[1].inst_cap,
+                                                             c->insts.count, &c->insts));
     json_object_set_new(o, "vcpu_hours_per_month", v);
     json_object_set_new(o, "inputs", in);
     json_object_set_new(out, "capacity", o);
@@ -379,9 +412,9 @@ static int deploy_cb(void *ud, const struct rt_deploy *d)
     json_t *o = json_object();
     if (!o)
         return RT_ENOMEM;
-    json_object_set_new(o, "version", json_string(d->version ? d->version : ""));
+    json_object_set_new(o, "version", rt__query_str_json(d->version));
     json_object_set_new(o, "at", rt__query_time_json(d->at_ns));
-    json_object_set_new(o, "source", json_string(d->source ? d->source : ""));
+    json_object_set_new(o, "source", rt__query_str_json(d->source));
     return json_array_append_new(ud, o) ? RT_ENOMEM : 0;
 }
 

@@ -100,7 +100,7 @@ static void set_availability(const struct rt__query_cap_in *in, struct rt__query
     }
 }
 
-int rt__query_capacity(const struct rt__query_cap_in *in, double *factor,
+int rt__query_capacity(const struct rt__query_cap_in *in, struct rt__query_cap_inst *insts,
                        struct rt__query_cap *out)
 {
     memset(out, 0, sizeof(*out));
@@ -121,33 +121,39 @@ int rt__query_capacity(const struct rt__query_cap_in *in, double *factor,
         if (hi >= lo)
             evidence(&acc[l->inst], lo, hi);
     }
-    int64_t profiled_ns = 0, alive_ns = 0;
+    /* Sums over instances and profiles are doubles: they cannot overflow, whatever the
+     * number of instances or the profiles' values (each <= RT_PROFILE_MAX_VALUE_NS). */
+    double profiled_ns = 0, alive_ns = 0;
     for (uint32_t i = 0; i < in->ninst; i++) {
         const struct inst_acc *a = &acc[i];
-        double f = a->covered > 0 ? (double)(a->last - a->first) / (double)a->covered : 0;
-        if (factor)
-            factor[i] = f;
+        double span = a->alive ? (double)a->last - (double)a->first : 0;
+        double f = a->covered > 0 ? span / (double)a->covered : 0;
+        if (insts)
+            insts[i] = (struct rt__query_cap_inst){0, (double)a->covered / 1e9, span / 1e9, f,
+                                                   a->alive, a->profiled};
         if (!a->alive)
             continue;
         out->instances_alive++;
         out->instances_profiled += a->profiled;
         out->instances_unprofiled += !a->profiled;
-        profiled_ns += a->covered;
-        alive_ns += a->last - a->first;
+        profiled_ns += (double)a->covered;
+        alive_ns += span;
     }
     double cpu_ns = 0, weighted_ns = 0;
     for (size_t i = 0; i < in->nprofs; i++) {
         const struct rt__query_prof *p = &in->profs[i];
         const struct inst_acc *a = &acc[p->inst];
         cpu_ns += p->value_ns;
+        if (insts)
+            insts[p->inst].cpu_ns += p->value_ns;
         if (a->covered > 0)
             weighted_ns += p->value_ns * ((double)(a->last - a->first) / (double)a->covered);
     }
     out->cpu_s = cpu_ns / 1e9;
-    out->profiled_s = (double)profiled_ns / 1e9;
-    out->alive_s = (double)alive_ns / 1e9;
+    out->profiled_s = profiled_ns / 1e9;
+    out->alive_s = alive_ns / 1e9;
     if (alive_ns > 0)
-        out->coverage = (double)profiled_ns / (double)alive_ns;
+        out->coverage = profiled_ns / alive_ns;
     set_availability(in, out);
     out->vcpu_hours_per_month =
         out->available ? rt__query_vcpu_hours(weighted_ns, out->window_s) : NAN;
@@ -168,7 +174,79 @@ static json_t *real_or_null(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
-json_t *rt__query_cap_inputs_json(const struct rt__query_cap *cap)
+/* Order of the "instances" list: contribution (cpu_i * A_i / P_i) descending, then alive
+ * time descending, then name. */
+struct inst_order {
+    const struct rt__query_cap_inst *insts;
+    const struct rt_intern *names;
+};
+
+static int cmp_contribution(const void *a, const void *b, void *ud)
+{
+    const struct inst_order *o = ud;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    const struct rt__query_cap_inst *x = &o->insts[i], *y = &o->insts[j];
+    double cx = x->cpu_ns * x->factor, cy = y->cpu_ns * y->factor;
+    if (cx != cy)
+        return cx > cy ? -1 : 1;
+    if (x->alive_s != y->alive_s)
+        return x->alive_s > y->alive_s ? -1 : 1;
+    return strcmp(rt_intern_str(o->names, i), rt_intern_str(o->names, j));
+}
+
+/* One instance's part: {"instance", "cpu_s", "profiled_s", "alive_s", "vcpu_hours_per_month"},
+ * the last null when the window's estimate is unavailable. */
+static json_t *inst_json(const struct rt__query_cap *cap, const struct rt__query_cap_inst *ci,
+                         const char *name)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "instance", rt__query_str_json(name));
+    json_object_set_new(o, "cpu_s", json_real(ci->cpu_ns / 1e9));
+    json_object_set_new(o, "profiled_s", json_real(ci->profiled_s));
+    json_object_set_new(o, "alive_s", json_real(ci->alive_s));
+    json_object_set_new(o, "vcpu_hours_per_month",
+                        cap->available
+                            ? real_or_null(rt__query_vcpu_hours(ci->cpu_ns * ci->factor,
+                                                                cap->window_s))
+                            : json_null());
+    return o;
+}
+
+/* Sets "instances" and "instances_truncated" of an inputs object. Returns 0 or RT_ENOMEM. */
+static int set_instances(json_t *o, const struct rt__query_cap *cap,
+                         const struct rt__query_cap_inst *insts, uint32_t ninst,
+                         const struct rt_intern *names)
+{
+    uint32_t *order = malloc((ninst ? ninst : 1) * sizeof(*order));
+    json_t *arr = json_array();
+    if (!order || !arr) {
+        free(order);
+        json_decref(arr);
+        return RT_ENOMEM;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; insts && i < ninst; i++)
+        if (insts[i].alive || insts[i].profiled)
+            order[n++] = i;
+    struct inst_order ud = {insts, names};
+    qsort_r(order, n, sizeof(*order), cmp_contribution, &ud);
+    int rc = 0;
+    for (uint32_t k = 0; k < n && k < RT__QUERY_MAX_CAP_INSTANCES && !rc; k++)
+        rc = json_array_append_new(arr, inst_json(cap, &insts[order[k]],
+                                                  rt_intern_str(names, order[k])))
+                 ? RT_ENOMEM
+                 : 0;
+    free(order);
+    json_object_set_new(o, "instances", arr);
+    json_object_set_new(o, "instances_truncated", json_boolean(n > RT__QUERY_MAX_CAP_INSTANCES));
+    return rc;
+}
+
+json_t *rt__query_cap_inputs_json(const struct rt__query_cap *cap,
+                                  const struct rt__query_cap_inst *insts, uint32_t ninst,
+                                  const struct rt_intern *names)
 {
     json_t *o = json_object();
     if (!o)
@@ -186,5 +264,9 @@ json_t *rt__query_cap_inputs_json(const struct rt__query_cap *cap)
     json_object_set_new(o, "unprofiled_note", cap->instances_unprofiled
                                                   ? json_string(RT__QUERY_UNPROFILED_NOTE)
                                                   : json_null());
+    if (set_instances(o, cap, insts, ninst, names)) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }

@@ -210,7 +210,7 @@ static int name_id(struct flat *fl, const struct node *nd, uint32_t *id)
     size_t before = fl->name_ids.count;
     if (rt_intern_get(&fl->name_ids, rt_str_from(name), id))
         return RT_ENOMEM;
-    if (fl->name_ids.count != before && json_array_append_new(fl->names, json_string(name)))
+    if (fl->name_ids.count != before && json_array_append_new(fl->names, rt__query_str_json(name)))
         return RT_ENOMEM;
     return 0;
 }

@@ -56,16 +56,33 @@ static int set_meta(struct rt_profile *p, const struct rt_store_filter *f,
     return rc;
 }
 
-/* Adds the context's stacks to p, interning each function's name once. */
+/* Interns a function's name into p, repaired to valid UTF-8 if it is not (data stored before
+ * ingest repaired names). Returns 0 or RT_ENOMEM. */
+static int intern_name(struct rt_profile *p, const char *name, uint32_t *id)
+{
+    struct rt_str s = rt_str_from(name ? name : "[unknown]");
+    if (rt_str_is_utf8(s))
+        return rt_intern_get(&p->frames, s, id);
+    char *fixed = rt_str_dup_utf8(s, &s.len);
+    if (!fixed)
+        return RT_ENOMEM;
+    s.ptr = fixed;
+    int rc = rt_intern_get(&p->frames, s, id);
+    free(fixed);
+    return rc;
+}
+
+/* Adds the context's stacks to p, interning each function's name once. Returns 0, RT_ENOMEM
+ * or RT_ETOOBIG (the merged value exceeds RT_PROFILE_MAX_VALUE_NS). */
 static int add_stacks(struct rt_profile *p, const struct rt__query_ctx *c)
 {
+    if (!(c->win[0].value_ns <= (double)RT_PROFILE_MAX_VALUE_NS))
+        return RT_ETOOBIG; /* checked first: llround below stays within int64 */
     uint32_t *ids = malloc((c->nfns ? c->nfns : 1) * sizeof(*ids));
     uint32_t *frames = malloc(RT_MAX_STACK_DEPTH * sizeof(*frames));
     int rc = ids && frames ? 0 : RT_ENOMEM;
-    for (uint32_t i = 0; !rc && i < c->nfns; i++) {
-        const char *name = c->src.frame_name(c->src.ud, c->fns[i].frame_id);
-        rc = rt_intern_get(&p->frames, rt_str_from(name ? name : "[unknown]"), &ids[i]);
-    }
+    for (uint32_t i = 0; !rc && i < c->nfns; i++)
+        rc = intern_name(p, c->src.frame_name(c->src.ud, c->fns[i].frame_id), &ids[i]);
     for (uint32_t s = 0; !rc && s < c->nstacks; s++) {
         const struct rt__query_stack *st = &c->stacks[s];
         if (st->samples[0] == 0 && st->value[0] == 0)
@@ -104,10 +121,17 @@ struct rt_profile *rt_query_merge(struct rt_store *s, const struct rt_store_filt
         goto out;
     }
     p = rt_profile_new(f->type);
-    if (!p || set_meta(p, f, &mm, &c.win[0]) || add_stacks(p, &c)) {
+    rc = !p || set_meta(p, f, &mm, &c.win[0]) ? RT_ENOMEM : add_stacks(p, &c);
+    if (rc) {
         rt_profile_free(p);
         p = NULL;
-        rt_error_set(err, RT_ENOMEM, "out of memory merging profiles");
+        if (rc == RT_ETOOBIG)
+            rt_error_set(err, RT_ETOOBIG,
+                         "the window's merged value exceeds the limit of %lld ns (2^62 ns, about "
+                         "146 years) of one profile: export a shorter window or one instance",
+                         (long long)RT_PROFILE_MAX_VALUE_NS);
+        else
+            rt_error_set(err, RT_ENOMEM, "out of memory merging profiles");
     }
 out:
     rt__query_ctx_cleanup(&c);

@@ -70,7 +70,8 @@ struct rt__query_src rt__query_src_store(struct rt_store *s);
 /* One function (a frame name, DESIGN §3) seen in the query; index [k] is window k. */
 struct rt__query_fn {
     uint32_t frame_id;     /* the store's frame id */
-    const char *name;      /* resolved by rt__query_finish */
+    const char *name;      /* resolved by rt__query_finish; always valid UTF-8 */
+    char *repaired;        /* owned copy behind name when the stored one was not UTF-8 */
     double self_s[2];      /* weighted samples with this function as the leaf */
     double self_v[2];      /* weighted value (ns) with this function as the leaf */
     double total_s[2];     /* weighted samples of stacks containing it (once per stack) */
@@ -113,6 +114,17 @@ struct rt__query_cap_in {
     size_t nlive;
 };
 
+/* One instance's part of a window's capacity estimate (DESIGN §7). Summed over instances,
+ * cpu_ns, covered and alive give the window's cpu_s, profiled_s and alive_s, and
+ * cpu_ns * factor gives its vcpu_hours_per_month (times 730 / |W|). */
+struct rt__query_cap_inst {
+    double cpu_ns;           /* cpu_i: its profiles' weighted values */
+    double profiled_s;       /* P_i */
+    double alive_s;          /* A_i */
+    double factor;           /* A_i / P_i, 0 when unprofiled */
+    bool alive, profiled;    /* has liveness evidence in W; has a profile in W */
+};
+
 /* The capacity estimate of one window and the inputs it shows (DESIGN §7, §11). */
 struct rt__query_cap {
     bool available;          /* false: vcpu_hours_per_month is absent, reason says why */
@@ -134,6 +146,7 @@ struct rt__query_win {
     double samples;                /* weighted samples */
     double value_ns;               /* weighted value */
     bool all_counts;               /* every profile has real sample counts */
+    bool any_counts;               /* some profile has real sample counts */
     uint64_t truncated_stacks;     /* sum over profiles */
     struct rt__query_prof *profs;  /* capacity input */
     size_t nprofs, cap_profs;
@@ -142,7 +155,7 @@ struct rt__query_win {
     double agree_sampled_ns;       /* weighted value of profiles carrying thread_cpu_ns */
     double agree_os_ns;            /* their weighted thread_cpu_ns */
     uint32_t agree_profiles;       /* how many profiles carried it */
-    double *factor;                /* per instance A_i / P_i (0 if unprofiled) after finish */
+    struct rt__query_cap_inst *inst_cap; /* per instance (ctx->insts order) after finish */
     struct rt__query_cap cap;      /* after finish */
 };
 
@@ -200,19 +213,29 @@ int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
 
 /* ---- capacity.c (pure, DESIGN §7) ---- */
 
-/* Computes the capacity estimate of one window. factor (ninst entries, may be NULL) receives
- * A_i / P_i per instance (0 for unprofiled ones). cpu_i is each profile's value_ns. Always
+/* Computes the capacity estimate of one window. insts (ninst entries, may be NULL) receives
+ * each instance's part (A_i / P_i in .factor, 0 for unprofiled ones). cpu_i is the sum of its
+ * profiles' value_ns. Sums are doubles (no overflow, see docs/internals/query.md). Always
  * fills the inputs; out->available is false (with a reason) when there are no profiles, the
  * window is empty, or a profile has no positive duration. Returns 0 or RT_ENOMEM. */
-int rt__query_capacity(const struct rt__query_cap_in *in, double *factor,
+int rt__query_capacity(const struct rt__query_cap_in *in, struct rt__query_cap_inst *insts,
                        struct rt__query_cap *out);
 
 /* vCPU-hours per month of cpu_ns weighted CPU nanoseconds (already multiplied by A_i/P_i)
  * over a window of window_s seconds: 730 * cpu_s / window_s (DESIGN §7). */
 double rt__query_vcpu_hours(double weighted_cpu_ns, double window_s);
 
-/* The capacity inputs object of DESIGN §11 (never NULL unless ENOMEM). */
-json_t *rt__query_cap_inputs_json(const struct rt__query_cap *cap);
+/* Most instances listed in a capacity inputs object's "instances" (the largest contributions;
+ * "instances_truncated" says when more were left out). */
+#define RT__QUERY_MAX_CAP_INSTANCES 100
+
+/* The capacity inputs object of DESIGN §11 (never NULL unless ENOMEM), with "instances": the
+ * part of each instance (alive or profiled) in insts[0..ninst), named by names (ids = indexes),
+ * largest contribution first, at most RT__QUERY_MAX_CAP_INSTANCES. insts may be NULL (then
+ * the list is empty). */
+json_t *rt__query_cap_inputs_json(const struct rt__query_cap *cap,
+                                  const struct rt__query_cap_inst *insts, uint32_t ninst,
+                                  const struct rt_intern *names);
 
 /* ---- diff.c: significance (DESIGN §6) ---- */
 
@@ -261,8 +284,12 @@ json_t *rt__query_agreement_json(const struct rt__query_ctx *c, int k);
 
 /* ---- answer.c ---- */
 
-/* Rounds weighted nanoseconds to an integer for output. */
+/* Rounds weighted nanoseconds to an integer for output; beyond the int64 range (sums of many
+ * profiles can get there) a JSON real, never a wrapped integer; null when not finite. */
 json_t *rt__query_ns_json(double ns);
+/* A JSON string of s; a string that is not valid UTF-8 (data stored before ingest repaired
+ * names) is repaired (U+FFFD) rather than failing. NULL only on ENOMEM. */
+json_t *rt__query_str_json(const char *s);
 /* RFC 3339 UTC string of a time. */
 json_t *rt__query_time_json(int64_t ns);
 /* The profile answer of a finished one-window context. */

@@ -57,8 +57,10 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     for (int k = 0; k < 2; k++) {
         free(c->win[k].profs);
         free(c->win[k].live);
-        free(c->win[k].factor);
+        free(c->win[k].inst_cap);
     }
+    for (uint32_t i = 0; i < c->nfns; i++)
+        free(c->fns[i].repaired);
     free(c->fns);
     free(c->stacks);
     free(c->fpool);
@@ -208,6 +210,7 @@ static void add_meta(struct rt__query_win *w, const struct rt_profile_meta *m, d
     w->samples += n_i;
     w->value_ns += v_i;
     w->all_counts = w->all_counts && m->has_counts;
+    w->any_counts = w->any_counts || m->has_counts;
     w->truncated_stacks += m->truncated_stacks;
     if (m->thread_cpu_ns >= 0) {
         w->agree_sampled_ns += v_i;
@@ -306,12 +309,30 @@ static int window_capacity(struct rt__query_ctx *c, int k)
 {
     struct rt__query_win *w = &c->win[k];
     uint32_t ninst = c->insts.count;
-    w->factor = calloc(ninst ? ninst : 1, sizeof(*w->factor));
-    if (!w->factor)
+    w->inst_cap = calloc(ninst ? ninst : 1, sizeof(*w->inst_cap));
+    if (!w->inst_cap)
         return RT_ENOMEM;
     struct rt__query_cap_in in = {w->from_ns, w->to_ns, ninst, w->profs,
                                   w->nprofs, w->live, w->nlive};
-    return rt__query_capacity(&in, w->factor, &w->cap);
+    return rt__query_capacity(&in, w->inst_cap, &w->cap);
+}
+
+/* Sets f->name from the source. A name that is not valid UTF-8 (stored before ingest
+ * repaired names) is repaired here (U+FFFD per invalid byte, as ingest now does), so that no
+ * answer fails on it. Returns 0 or RT_ENOMEM. */
+static int resolve_name(struct rt__query_ctx *c, struct rt__query_fn *f)
+{
+    const char *name = c->src.frame_name(c->src.ud, f->frame_id);
+    struct rt_str s = rt_str_from(name ? name : "[unknown]");
+    if (!rt_str_is_utf8(s)) {
+        free(f->repaired);
+        f->repaired = rt_str_dup_utf8(s, NULL);
+        if (!f->repaired)
+            return RT_ENOMEM;
+        s.ptr = f->repaired;
+    }
+    f->name = s.ptr;
+    return 0;
 }
 
 int rt__query_finish(struct rt__query_ctx *c)
@@ -319,8 +340,9 @@ int rt__query_finish(struct rt__query_ctx *c)
     if (c->finished)
         return 0;
     for (uint32_t i = 0; i < c->nfns; i++) {
-        const char *name = c->src.frame_name(c->src.ud, c->fns[i].frame_id);
-        c->fns[i].name = name ? name : "[unknown]";
+        int rc = resolve_name(c, &c->fns[i]);
+        if (rc)
+            return rc;
     }
     expand_stacks(c);
     for (int k = 0; k < c->nwin; k++) {
@@ -330,7 +352,7 @@ int rt__query_finish(struct rt__query_ctx *c)
     }
     for (uint32_t i = 0; i < c->ninstfn; i++) {
         const struct rt__query_instfn *e = &c->instfn[i];
-        c->fns[e->fn].cap_v[e->win] += c->win[e->win].factor[e->inst] * e->value_ns;
+        c->fns[e->fn].cap_v[e->win] += c->win[e->win].inst_cap[e->inst].factor * e->value_ns;
     }
     c->finished = true;
     return 0;

@@ -25,6 +25,29 @@ static void test_parse_rfc3339(void)
     CHECK_INT(rt_time_parse("", &ns), RT_EINVAL);
 }
 
+/* Days past the month's length are refused (they used to roll over: 2020-02-30 read as
+ * 2020-03-01), with Gregorian leap years; second 60 (a leap second) is refused. */
+static void test_parse_impossible_dates(void)
+{
+    int64_t ns = 0;
+    CHECK_INT(rt_time_parse("2020-02-30T00:00:00Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2021-02-29T00:00:00Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2100-02-29T00:00:00Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2025-04-31T00:00:00Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2025-06-31T00:00:00Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2025-09-31T00:00:00Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2025-11-31T00:00:00Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2025-11-00T00:00:00Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2016-12-31T23:59:60Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2025-11-30T24:00:00Z", &ns), RT_EINVAL);
+    /* Last days that exist: 2020 and 2000 are leap years. */
+    CHECK_PARSES(rt_time_parse, "2020-02-29T00:00:00Z", 1582934400LL * RT_NS_PER_S);
+    CHECK_PARSES(rt_time_parse, "2000-02-29T00:00:00Z", 951782400LL * RT_NS_PER_S);
+    CHECK_PARSES(rt_time_parse, "2025-12-31T23:59:59Z", 1767225599LL * RT_NS_PER_S);
+    CHECK_PARSES(rt_time_parse, "2025-01-31T00:00:00Z", 1738281600LL * RT_NS_PER_S);
+    CHECK_PARSES(rt_time_parse, "2025-04-30T00:00:00Z", 1745971200LL * RT_NS_PER_S);
+}
+
 static void test_parse_unix(void)
 {
     int64_t ns = 0;
@@ -58,6 +81,7 @@ static void test_duration(void)
 int main(void)
 {
     RUN(test_parse_rfc3339);
+    RUN(test_parse_impossible_dates);
     RUN(test_parse_unix);
     RUN(test_format);
     RUN(test_duration);

@@ -120,7 +120,7 @@ static struct rt_profile *built(void)
     p->has_counts = true;
     struct rt_str a[] = {RT_STR_LIT("main"), RT_STR_LIT("a;b"), RT_STR_LIT("say \"hi\"\n")};
     struct rt_str c[] = {RT_STR_LIT("main"), RT_STR_LIT("\xe4\xbd\xa0\xe5\xa5\xbd"),
-                         RT_STR_LIT("bad\xff")};
+                         RT_STR_LIT("caf\xc3\xa9")}; /* valid UTF-8: ingest repairs invalid */
     rt_profile_add_stack(p, a, 3, 2, 40000000);
     rt_profile_add_stack(p, c, 3, 1, 20000000);
     struct rt_str deep[2000];
@@ -199,6 +199,24 @@ static void test_folded(void)
     rt_profile_free(p);
 }
 
+/* A name stored before ingest repaired UTF-8 is still written as valid JSON (U+FFFD). */
+static void test_speedscope_repairs_utf8(void)
+{
+    struct rt_profile *p = rt_profile_new(RT_PTYPE_CPU);
+    struct rt_str st[] = {RT_STR_LIT("main"), RT_STR_LIT("bad\xff")};
+    CHECK_INT(rt_profile_add_stack(p, st, 2, 1, 10), 0);
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    CHECK_INT(rt_export_speedscope(p, "x", &b), 0);
+    json_t *root = json_loadb(b.data, b.len, 0, NULL);
+    json_t *frames = json_object_get(json_object_get(root, "shared"), "frames");
+    CHECK_STR(json_string_value(json_object_get(json_array_get(frames, 1), "name")),
+              "bad\xef\xbf\xbd");
+    json_decref(root);
+    rt_buf_cleanup(&b);
+    rt_profile_free(p);
+}
+
 static void test_speedscope(void)
 {
     struct rt_profile *p = built();
@@ -222,7 +240,7 @@ static void test_speedscope(void)
     CHECK_STR(json_string_value(json_object_get(json_array_get(frames, 2), "name")),
               "say \"hi\"\n");
     CHECK_STR(json_string_value(json_object_get(json_array_get(frames, 4), "name")),
-              "bad\xef\xbf\xbd");
+              "caf\xc3\xa9");
     json_t *prof = json_array_get(json_object_get(root, "profiles"), 0);
     CHECK_STR(json_string_value(json_object_get(prof, "type")), "sampled");
     CHECK_STR(json_string_value(json_object_get(prof, "unit")), "nanoseconds");
@@ -250,5 +268,6 @@ int main(void)
     RUN(test_pprof_built);
     RUN(test_folded);
     RUN(test_speedscope);
+    RUN(test_speedscope_repairs_utf8);
     return TEST_DONE();
 }

@@ -101,7 +101,8 @@ static void test_every_file(void)
         {"speedscope__tall.txt", 0, 1, 26, NULL},
         {"inferno__flamegraph_bad-lines_bad-lines.txt", RT_EMALFORMED, 0, 0, "line 3 has no count"},
         {"speedscope__simple-with-invalids.txt", RT_EMALFORMED, 0, 0, "line 2 has no count"},
-        {"inferno__flamegraph_empty_empty.txt", RT_EMALFORMED, 0, 0, "empty body"},
+        /* 0 bytes: a well-formed zero-sample profile (DESIGN §4), no longer "empty body". */
+        {"inferno__flamegraph_empty_empty.txt", 0, 0, 0, NULL},
     };
     struct rt_ingest_params q;
     params_cpu(&q);
@@ -126,8 +127,9 @@ static void test_every_file(void)
                 fprintf(stderr, "%s: depth %u\n", cases[i].file, max_depth(p));
             CHECK_INT(max_depth(p), cases[i].max_depth);
             rt_profile_free(p);
-        } else if (rc && !strstr(e.msg, cases[i].msg)) {
-            fprintf(stderr, "%s: \"%s\" lacks \"%s\"\n", cases[i].file, e.msg, cases[i].msg);
+        } else if (rc && (!cases[i].msg || !strstr(e.msg, cases[i].msg))) {
+            fprintf(stderr, "%s: \"%s\" lacks \"%s\"\n", cases[i].file, e.msg,
+                    cases[i].msg ? cases[i].msg : "(success)");
             CHECK(0);
         }
         free(body);
@@ -320,9 +322,71 @@ static void test_bad_lines(void)
         CHECK_INT(p->nstacks, 0);
         rt_profile_free(p);
     }
-    /* A count that overflows 64-bit nanoseconds. */
-    CHECK_INT(parse_str("a 9999999999999999\n", &q, &p, &e), RT_EMALFORMED);
-    CHECK(strstr(e.msg, "overflows") != NULL);
+    /* A count whose value exceeds RT_PROFILE_MAX_VALUE_NS: too big, naming the limit. */
+    CHECK_INT(parse_str("a 9999999999999999\n", &q, &p, &e), RT_ETOOBIG);
+    CHECK(strstr(e.msg, "line 1") && strstr(e.msg, "2^62 ns"));
+}
+
+/* "a;b;c -10" said "has no count"; it has one, and it is negative. */
+static void test_negative_count(void)
+{
+    struct rt_ingest_params q;
+    struct rt_profile *p;
+    struct rt_error e;
+    params_cpu(&q);
+    CHECK_INT(parse_str("a;b 1\na;b;c -10\n", &q, &p, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "line 2 has a negative count") != NULL);
+    CHECK(strstr(e.msg, "no count") == NULL);
+    CHECK_INT(parse_str("a;b;c -0.5\n", &q, &p, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "negative count") != NULL);
+    /* A lone '-' or "-x" is still no count. */
+    CHECK_INT(parse_str("a;b;c -\n", &q, &p, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "has no count") != NULL);
+}
+
+/* The total value of a profile is bounded by 2^62 ns (RT_PROFILE_MAX_VALUE_NS): two lines of
+ * 3e18 ns each used to be accepted and saturate; now the second is refused, naming it. */
+static void test_total_value_limit(void)
+{
+    struct rt_ingest_params q;
+    struct rt_profile *p;
+    struct rt_error e;
+    params_cpu(&q);
+    q.unit = "nanoseconds";
+    CHECK_INT(parse_str("a 3000000000000000000\nb 3000000000000000000\n", &q, &p, &e),
+              RT_ETOOBIG);
+    CHECK(strstr(e.msg, "line 2") && strstr(e.msg, "4611686018427387904 ns"));
+    CHECK_INT(parse_str("a 4611686018427387904\n", &q, &p, &e), 0); /* exactly the limit */
+    if (p) {
+        CHECK(p->value_ns == RT_PROFILE_MAX_VALUE_NS);
+        rt_profile_free(p);
+    }
+}
+
+/* Frames that are not valid UTF-8 are stored repaired: each invalid byte becomes U+FFFD (as
+ * export writes), so every later JSON answer can carry them. Messages quoting bad bytes are
+ * repaired too ('?'). */
+static void test_invalid_utf8_frames(void)
+{
+    struct rt_ingest_params q;
+    struct rt_profile *p;
+    struct rt_error e;
+    params_cpu(&q);
+    q.format = RT_FMT_FOLDED;
+    CHECK_INT(parse_str("ok;bad\xc3\x28" "frame 10\nok;caf\xe9 1\nok;\xe2\x82 1\n", &q, &p,
+                        &e),
+              0);
+    if (p) {
+        CHECK_INT(stack_value(p, "ok;bad\xef\xbf\xbd(frame"), 100000000);
+        CHECK_INT(stack_value(p, "ok;caf\xef\xbf\xbd"), 10000000);
+        CHECK_INT(stack_value(p, "ok;\xef\xbf\xbd\xef\xbf\xbd"), 10000000);
+        for (uint32_t i = 0; i < p->frames.count; i++)
+            CHECK(rt_str_is_utf8((struct rt_str){p->frames.strs[i], p->frames.lens[i]}));
+        rt_profile_free(p);
+    }
+    CHECK_INT(parse_str("caf\xe9;x\n", &q, &p, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "caf?;x") != NULL);
+    CHECK(rt_str_is_utf8(rt_str_from(e.msg)));
 }
 
 static void test_utf16_surrogates(void)
@@ -432,6 +496,9 @@ int main(void)
     RUN(test_fractional_and_spaces);
     RUN(test_units);
     RUN(test_bad_lines);
+    RUN(test_negative_count);
+    RUN(test_total_value_limit);
+    RUN(test_invalid_utf8_frames);
     RUN(test_utf16_surrogates);
     RUN(test_deep_line_truncated);
     RUN(test_limits_and_format);

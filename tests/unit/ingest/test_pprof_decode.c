@@ -409,6 +409,117 @@ static void test_limits(void)
     rt_buf_cleanup(&b);
 }
 
+/* ---- A minimal cpu/nanoseconds profile: functions named n1 and n2, one sample each ---- */
+
+static int parse_mini_lim(const char *n1, const char *n2, uint64_t v1, uint64_t v2,
+                          uint64_t duration, const struct rt_ingest_limits *lim,
+                          struct rt_profile **p, size_t *n, struct rt_error *e)
+{
+    const char *strs[] = {"", "cpu", "nanoseconds", n1, n2};
+    uint64_t l1 = 1, l2 = 2, f1 = 1, f2 = 2;
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    pb_value_type(&b, 1, 1, 2);
+    pb_sample(&b, &l1, 1, &v1, 1, 1);
+    pb_sample(&b, &l2, 1, &v2, 1, 1);
+    pb_location(&b, 1, 0, &f1, 1);
+    pb_location(&b, 2, 0, &f2, 1);
+    pb_function(&b, 1, 3);
+    pb_function(&b, 2, 4);
+    pb_strings(&b, strs, 5);
+    pb_uint(&b, 9, 1700000000000000000ULL);
+    pb_uint(&b, 10, duration);
+    pb_value_type(&b, 11, 1, 2);
+    pb_uint(&b, 12, 10000000);
+    struct rt_ingest_params q;
+    rt_ingest_params_init(&q);
+    *n = 0;
+    rt_error_clear(e);
+    int rc = rt_ingest_parse(b.data, b.len, &q, lim, p, n, e);
+    rt_buf_cleanup(&b);
+    return rc;
+}
+
+static int parse_mini(const char *n1, const char *n2, uint64_t v1, uint64_t v2,
+                      uint64_t duration, struct rt_profile **p, size_t *n, struct rt_error *e)
+{
+    return parse_mini_lim(n1, n2, v1, v2, duration, NULL, p, n, e);
+}
+
+/* Two samples of INT64_MAX cpu/nanoseconds were accepted with value_ns saturated at INT64_MAX
+ * (and windows then showed negative self_ns); a profile's total is now bounded by 2^62 ns. */
+static void test_value_limit(void)
+{
+    struct rt_profile *p[2];
+    size_t n;
+    struct rt_error e;
+    CHECK_INT(parse_mini("a", "b", INT64_MAX, INT64_MAX, 10, p, &n, &e), RT_ETOOBIG);
+    CHECK(strstr(e.msg, "sample 0") && strstr(e.msg, "4611686018427387904 ns (2^62 ns"));
+    uint64_t half = (uint64_t)RT_PROFILE_MAX_VALUE_NS / 2;
+    CHECK_INT(parse_mini("a", "b", half + 1, half, 10, p, &n, &e), RT_ETOOBIG);
+    CHECK(strstr(e.msg, "sample 1") != NULL);
+    CHECK_INT(parse_mini("a", "b", half, half, 10, p, &n, &e), 0);
+    if (n == 1) {
+        CHECK(p[0]->value_ns == RT_PROFILE_MAX_VALUE_NS);
+        free_all(p, n);
+    }
+    /* A negative value stays malformed. */
+    CHECK_INT(parse_mini("a", "b", (uint64_t)-5, 1, 10, p, &n, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "negative value") != NULL);
+}
+
+/* A negative duration_nanos was stored as "unknown duration" with a 201. */
+static void test_negative_duration(void)
+{
+    struct rt_profile *p[2];
+    size_t n;
+    struct rt_error e;
+    CHECK_INT(parse_mini("a", "b", 1, 1, (uint64_t)-60000000000LL, p, &n, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "negative duration") != NULL);
+    CHECK_INT(parse_mini("a", "b", 1, 1, 0, p, &n, &e), 0); /* 0 = absent: unknown */
+    if (n == 1) {
+        CHECK_INT(p[0]->duration_ns, -1);
+        free_all(p, n);
+    }
+}
+
+/* A string table entry that is not valid UTF-8 ("caf\xe9", Latin-1) was stored as is and then
+ * failed every JSON answer; names are repaired at ingest, each invalid byte U+FFFD. */
+static void test_invalid_utf8_names(void)
+{
+    struct rt_profile *p[2];
+    size_t n;
+    struct rt_error e;
+    CHECK_INT(parse_mini("caf\xe9", "ok\xc3\x28x", 10, 20, 10, p, &n, &e), 0);
+    if (n == 1) {
+        CHECK_STR(rt_profile_frame(p[0], p[0]->frame_ids[p[0]->stacks[0].off]),
+                  "caf\xef\xbf\xbd");
+        CHECK_STR(rt_profile_frame(p[0], p[0]->frame_ids[p[0]->stacks[1].off]),
+                  "ok\xef\xbf\xbd(x");
+        free_all(p, n);
+    }
+    /* Valid multi-byte names are untouched. */
+    CHECK_INT(parse_mini("\xe4\xbd\xa0\xe5\xa5\xbd", "\xf0\x9f\x98\x80", 10, 20, 10, p, &n, &e), 0);
+    if (n == 1) {
+        CHECK_STR(rt_profile_frame(p[0], p[0]->frame_ids[p[0]->stacks[0].off]),
+                  "\xe4\xbd\xa0\xe5\xa5\xbd");
+        free_all(p, n);
+    }
+    /* Repairs count against max_decompressed at 3 bytes per byte, before allocating: a
+     * 170-byte body with a 70-byte invalid name fits 200 bytes, its repair (210) does not. */
+    char bad[71];
+    memset(bad, 0xff, 70);
+    bad[70] = '\0';
+    struct rt_ingest_limits lim;
+    rt_ingest_limits_default(&lim);
+    lim.max_decompressed = 200;
+    CHECK_INT(parse_mini_lim(bad, "b", 1, 1, 10, &lim, p, &n, &e), RT_ETOOBIG);
+    CHECK(strstr(e.msg, "max_decompressed") != NULL);
+    lim.max_decompressed = 400;
+    CHECK_INT(parse_mini_lim(bad, "b", 1, 1, 10, &lim, p, &n, &e), 0);
+    free_all(p, n);
+}
+
 int main(void)
 {
     RUN(test_packed_and_unpacked);
@@ -418,5 +529,8 @@ int main(void)
     RUN(test_malformed_wire);
     RUN(test_deep_stack);
     RUN(test_limits);
+    RUN(test_value_limit);
+    RUN(test_negative_duration);
+    RUN(test_invalid_utf8_names);
     return TEST_DONE();
 }

@@ -133,14 +133,33 @@ static void test_truncation(void)
     rt_profile_free(p);
 }
 
-static void test_value_saturates(void)
+/* The total value is bounded by RT_PROFILE_MAX_VALUE_NS (2^62 ns): a stack that would push it
+ * over is refused whole (nothing added, no frame interned), where it used to saturate at
+ * INT64_MAX. */
+static void test_value_limit(void)
 {
     struct rt_profile *p = rt_profile_new(RT_PTYPE_CPU);
-    struct rt_str st[] = {RT_STR_LIT("x")};
-    CHECK_INT(rt_profile_add_stack(p, st, 1, 1, INT64_MAX), 0);
+    struct rt_str st[] = {RT_STR_LIT("x")}, other[] = {RT_STR_LIT("y")};
+    CHECK_INT(rt_profile_add_stack(p, st, 1, 1, INT64_MAX), RT_ETOOBIG);
+    CHECK_INT(p->nstacks, 0);
+    CHECK_INT(rt_profile_add_stack(p, st, 1, 1, RT_PROFILE_MAX_VALUE_NS - 5), 0);
+    CHECK_INT(rt_profile_add_stack(p, other, 1, 1, 6), RT_ETOOBIG);
+    CHECK_INT(p->frames.count, 1); /* "y" was not interned */
     CHECK_INT(rt_profile_add_stack(p, st, 1, 1, 5), 0);
-    CHECK(p->value_ns == INT64_MAX);
-    CHECK(p->stacks[0].value_ns == INT64_MAX);
+    CHECK(p->value_ns == RT_PROFILE_MAX_VALUE_NS);
+    CHECK(p->stacks[0].value_ns == RT_PROFILE_MAX_VALUE_NS);
+    CHECK_INT(rt_profile_add_stack(p, st, 1, 0, 1), RT_ETOOBIG);
+    uint32_t id = 0;
+    CHECK_INT(rt_profile_add_stack_ids(p, &id, 1, 0, 1), RT_ETOOBIG);
+    CHECK(p->value_ns == RT_PROFILE_MAX_VALUE_NS);
+    rt_profile_free(p);
+    /* Negative values (ingest refuses them; the store's codec tests use them) stay bounded. */
+    p = rt_profile_new(RT_PTYPE_CPU);
+    CHECK_INT(rt_profile_add_stack(p, st, 1, 1, -5), 0);
+    CHECK_INT(rt_profile_add_stack(p, st, 1, 1, INT64_MIN), RT_ETOOBIG);
+    CHECK_INT(rt_profile_add_stack(p, other, 1, 1, RT_PROFILE_MAX_VALUE_NS), 0); /* total fits */
+    CHECK_INT(rt_profile_add_stack(p, other, 1, 1, 5), RT_ETOOBIG); /* the stack would not */
+    CHECK(p->value_ns == RT_PROFILE_MAX_VALUE_NS - 5);
     rt_profile_free(p);
 }
 
@@ -151,6 +170,6 @@ int main(void)
     RUN(test_merge);
     RUN(test_many_stacks);
     RUN(test_truncation);
-    RUN(test_value_saturates);
+    RUN(test_value_limit);
     return TEST_DONE();
 }

@@ -1,6 +1,7 @@
 /* Tests of the capacity estimate (DESIGN §7) as a pure function, each against a hand
  * computation written beside it. Window W = [0, 600 s) unless said otherwise. */
 #include <math.h>
+#include <stdio.h>
 
 #include "query/query_internal.h"
 #include "test.h"
@@ -17,7 +18,7 @@ static struct rt__query_prof prof(uint32_t inst, double start_s, double dur_s, d
 
 static struct rt__query_cap run(const struct rt__query_prof *ps, size_t np,
                                 const struct rt__query_live *live, size_t nl, uint32_t ninst,
-                                double *factor)
+                                struct rt__query_cap_inst *factor)
 {
     struct rt__query_cap_in in = {0, 600 * S, ninst, ps, np, live, nl};
     struct rt__query_cap out;
@@ -32,7 +33,7 @@ static void test_gapless(void)
     struct rt__query_prof ps[10];
     for (int i = 0; i < 10; i++)
         ps[i] = prof(0, 60.0 * i, 60, 6);
-    double f[1];
+    struct rt__query_cap_inst f[1];
     struct rt__query_cap c = run(ps, 10, NULL, 0, 1, f);
     CHECK(c.available);
     CHECK_NEAR(c.vcpu_hours_per_month, 73.0, REL);
@@ -41,7 +42,7 @@ static void test_gapless(void)
     CHECK_NEAR(c.profiled_s, 600.0, REL);
     CHECK_NEAR(c.alive_s, 600.0, REL);
     CHECK_NEAR(c.coverage, 1.0, REL);
-    CHECK_NEAR(f[0], 1.0, REL);
+    CHECK_NEAR(f[0].factor, 1.0, REL);
     CHECK_INT(c.instances_alive, 1);
     CHECK_INT(c.instances_profiled, 1);
     CHECK_INT(c.instances_unprofiled, 0);
@@ -56,14 +57,14 @@ static void test_duty_cycle(void)
     for (int i = 0; i < 10; i++)
         ps[i] = prof(0, 60.0 * i, 10, 1);
     struct rt__query_live live = {0, 0, 590 * S};
-    double f[1];
+    struct rt__query_cap_inst f[1];
     struct rt__query_cap c = run(ps, 10, &live, 1, 1, f);
     CHECK(c.available);
     CHECK_NEAR(c.vcpu_hours_per_month, 730.0 / 600.0 * 10.0 * 590.0 / 100.0, REL);
     CHECK_NEAR(c.profiled_s, 100.0, REL);
     CHECK_NEAR(c.alive_s, 590.0, REL);
     CHECK_NEAR(c.coverage, 100.0 / 590.0, REL);
-    CHECK_NEAR(f[0], 5.9, REL);
+    CHECK_NEAR(f[0].factor, 5.9, REL);
     /* Without the polls the instance's evidence ends with its last profile at 550 s. */
     c = run(ps, 10, NULL, 0, 1, f);
     CHECK_NEAR(c.alive_s, 550.0, REL);
@@ -95,14 +96,14 @@ static void test_instance_mid_window(void)
     for (int i = 0; i < 5; i++)
         ps[10 + i] = prof(1, 300 + 60.0 * i, 60, 6);
     struct rt__query_live live[2] = {{0, 0, 590 * S}, {1, 300 * S, 590 * S}};
-    double f[2];
+    struct rt__query_cap_inst f[2];
     struct rt__query_cap c = run(ps, 15, live, 2, 2, f);
     CHECK_NEAR(c.vcpu_hours_per_month, 109.5, REL);
     CHECK_NEAR(c.alive_s, 900.0, REL);
     CHECK_NEAR(c.profiled_s, 900.0, REL);
     CHECK_INT(c.instances_alive, 2);
     CHECK_INT(c.instances_profiled, 2);
-    CHECK_NEAR(f[1], 1.0, REL);
+    CHECK_NEAR(f[1].factor, 1.0, REL);
 }
 
 /* Profiles straddling both edges: [-30, 30) and [570, 630) of 6 CPU-s each weigh 1/2 (their
@@ -181,14 +182,14 @@ static void test_unprofiled(void)
 {
     struct rt__query_prof ps[1] = {prof(0, 0, 600, 60)};
     struct rt__query_live live[2] = {{0, 0, 590 * S}, {1, 100 * S, 400 * S}};
-    double f[2];
+    struct rt__query_cap_inst f[2];
     struct rt__query_cap c = run(ps, 1, live, 2, 2, f);
     CHECK_NEAR(c.vcpu_hours_per_month, 73.0, REL);
     CHECK_INT(c.instances_alive, 2);
     CHECK_INT(c.instances_profiled, 1);
     CHECK_INT(c.instances_unprofiled, 1);
     CHECK_NEAR(c.coverage, 600.0 / 900.0, REL);
-    CHECK_NEAR(f[1], 0.0, REL);
+    CHECK_NEAR(f[1].factor, 0.0, REL);
 }
 
 /* Polls outside the window are clipped; an empty window is unavailable. */
@@ -212,7 +213,7 @@ static void test_inputs_json(void)
     for (int i = 0; i < 10; i++)
         ps[i] = prof(0, 60.0 * i, 60, 6);
     struct rt__query_cap c = run(ps, 10, NULL, 0, 1, NULL);
-    json_t *o = rt__query_cap_inputs_json(&c);
+    json_t *o = rt__query_cap_inputs_json(&c, NULL, 0, NULL);
     CHECK_NEAR(json_real_value(json_object_get(o, "cpu_s")), 60.0, REL);
     CHECK_NEAR(json_real_value(json_object_get(o, "window_s")), 600.0, REL);
     CHECK_INT(json_integer_value(json_object_get(o, "hours_per_month")), 730);
@@ -220,7 +221,111 @@ static void test_inputs_json(void)
     CHECK_STR(json_string_value(json_object_get(o, "note")),
               "capacity estimate assuming the window's average rate holds for a month; not a bill");
     CHECK(json_is_null(json_object_get(o, "unprofiled_note")));
+    CHECK_INT(json_array_size(json_object_get(o, "instances")), 0);
+    CHECK(json_is_false(json_object_get(o, "instances_truncated")));
     json_decref(o);
+}
+
+static double jnum(const json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+/* DESIGN §7 "anyone can redo the sum": with different A_i/P_i the service-level sums do not
+ * give the figure (730/600 * 70 * 1490/700 = 181.3), so the inputs list each instance's part.
+ * "a": duty cycle, ten 10 s profiles of 1 CPU-s, polls 0..590: P = 100, A = 590,
+ *      730/600 * 10 * 5.9 = 71.78333...
+ * "b": gapless, ten 60 s profiles of 6 CPU-s: P = A = 600, 730/600 * 60 = 73.
+ * "c": polls only, 100..400 s: A = 300, no CPU, contributes 0.
+ * Total 144.78333...; listed b, a, c (contribution descending). */
+static void test_inputs_instances(void)
+{
+    struct rt__query_prof ps[20];
+    for (int i = 0; i < 10; i++) {
+        ps[i] = prof(0, 60.0 * i, 10, 1);
+        ps[10 + i] = prof(1, 60.0 * i, 60, 6);
+    }
+    struct rt__query_live live[2] = {{0, 0, 590 * S}, {2, 100 * S, 400 * S}};
+    struct rt_intern names;
+    rt_intern_init(&names);
+    uint32_t id;
+    rt_intern_get(&names, RT_STR_LIT("a"), &id);
+    rt_intern_get(&names, RT_STR_LIT("b"), &id);
+    rt_intern_get(&names, RT_STR_LIT("c"), &id);
+    struct rt__query_cap_inst ci[3];
+    struct rt__query_cap c = run(ps, 20, live, 2, 3, ci);
+    double va = 730.0 / 600.0 * 10.0 * 5.9, vb = 73.0;
+    CHECK_NEAR(c.vcpu_hours_per_month, va + vb, REL);
+    json_t *o = rt__query_cap_inputs_json(&c, ci, 3, &names);
+    json_t *arr = json_object_get(o, "instances");
+    CHECK_INT(json_array_size(arr), 3);
+    CHECK(json_is_false(json_object_get(o, "instances_truncated")));
+    if (json_array_size(arr) == 3) {
+        json_t *b = json_array_get(arr, 0), *a = json_array_get(arr, 1);
+        json_t *cc = json_array_get(arr, 2);
+        CHECK_STR(json_string_value(json_object_get(b, "instance")), "b");
+        CHECK_STR(json_string_value(json_object_get(a, "instance")), "a");
+        CHECK_STR(json_string_value(json_object_get(cc, "instance")), "c");
+        CHECK_NEAR(jnum(a, "cpu_s"), 10.0, REL);
+        CHECK_NEAR(jnum(a, "profiled_s"), 100.0, REL);
+        CHECK_NEAR(jnum(a, "alive_s"), 590.0, REL);
+        CHECK_NEAR(jnum(a, "vcpu_hours_per_month"), va, REL);
+        CHECK_NEAR(jnum(b, "vcpu_hours_per_month"), vb, REL);
+        CHECK_NEAR(jnum(cc, "cpu_s"), 0.0, REL);
+        CHECK_NEAR(jnum(cc, "alive_s"), 300.0, REL);
+        CHECK_NEAR(jnum(cc, "vcpu_hours_per_month"), 0.0, REL);
+        /* The parts sum to the totals. */
+        double cpu = 0, prof_s = 0, alive = 0, vcpu = 0;
+        for (size_t i = 0; i < 3; i++) {
+            json_t *e = json_array_get(arr, i);
+            cpu += jnum(e, "cpu_s");
+            prof_s += jnum(e, "profiled_s");
+            alive += jnum(e, "alive_s");
+            vcpu += jnum(e, "vcpu_hours_per_month");
+        }
+        CHECK_NEAR(cpu, jnum(o, "cpu_s"), REL);
+        CHECK_NEAR(prof_s, jnum(o, "profiled_s"), REL);
+        CHECK_NEAR(alive, jnum(o, "alive_s"), REL);
+        CHECK_NEAR(vcpu, c.vcpu_hours_per_month, REL);
+    }
+    json_decref(o);
+    /* Unavailable estimate (a profile without duration): the parts are listed, their
+     * vcpu_hours_per_month null. */
+    ps[0] = prof(0, 0, -1, 1);
+    c = run(ps, 20, live, 2, 3, ci);
+    CHECK(!c.available);
+    o = rt__query_cap_inputs_json(&c, ci, 3, &names);
+    arr = json_object_get(o, "instances");
+    CHECK_INT(json_array_size(arr), 3);
+    CHECK(json_is_null(json_object_get(json_array_get(arr, 0), "vcpu_hours_per_month")));
+    json_decref(o);
+    rt_intern_cleanup(&names);
+}
+
+/* More than RT__QUERY_MAX_CAP_INSTANCES instances: the largest 100 are listed, in order. */
+static void test_inputs_instances_truncated(void)
+{
+    enum { N = 150 };
+    struct rt__query_prof ps[N];
+    struct rt__query_cap_inst ci[N];
+    struct rt_intern names;
+    rt_intern_init(&names);
+    for (int i = 0; i < N; i++) {
+        char nm[16];
+        uint32_t id;
+        snprintf(nm, sizeof(nm), "i%03d", i);
+        rt_intern_get(&names, rt_str_from(nm), &id);
+        ps[i] = prof((uint32_t)i, 0, 600, 1 + i); /* i149 has the most CPU */
+    }
+    struct rt__query_cap c = run(ps, N, NULL, 0, N, ci);
+    json_t *o = rt__query_cap_inputs_json(&c, ci, N, &names);
+    json_t *arr = json_object_get(o, "instances");
+    CHECK_INT(json_array_size(arr), RT__QUERY_MAX_CAP_INSTANCES);
+    CHECK(json_is_true(json_object_get(o, "instances_truncated")));
+    CHECK_STR(json_string_value(json_object_get(json_array_get(arr, 0), "instance")), "i149");
+    CHECK_STR(json_string_value(json_object_get(json_array_get(arr, 99), "instance")), "i050");
+    json_decref(o);
+    rt_intern_cleanup(&names);
 }
 
 int main(void)
@@ -236,5 +341,7 @@ int main(void)
     RUN(test_unprofiled);
     RUN(test_edges);
     RUN(test_inputs_json);
+    RUN(test_inputs_instances);
+    RUN(test_inputs_instances_truncated);
     return TEST_DONE();
 }

@@ -458,6 +458,32 @@ static void test_counts_missing(void)
     fake_done(&c, f);
 }
 
+/* A window whose profiles carry no sample counts (e.g. parca__single-stack.pb.gz: only
+ * cpu/nanoseconds, period 0) has "samples": null in its block, not 0; the other window keeps
+ * its count, and significance_unavailable says why. */
+static void test_window_samples_null(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init2(&c, f, RT_PTYPE_CPU);
+    const char *st[] = {"main;a", "main;b"};
+    double base[] = {500, 500};
+    add60(&c, f, 0, 0, st, base, 2, false);
+    struct frow rows[2] = {{"main;a", 0, 2 * S_NS}, {"main;b", 0, 3 * S_NS}};
+    struct fmeta m = {"i1", 600 * S_NS, 60 * S_NS, true, 0, false};
+    CHECK_INT(fake_add(&c, f, 1, &m, rows, 2), 0);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_diff_json(&c, "shop", 1000, NULL, NULL);
+    json_t *bw = json_object_get(out, "baseline"), *cw = json_object_get(out, "current");
+    CHECK_NEAR(jreal(bw, "samples"), 1000, REL);
+    CHECK(json_is_null(json_object_get(cw, "samples")));
+    CHECK_INT(jint(cw, "value_ns"), 5 * S_NS);
+    const char *why = jstr(out, "significance_unavailable");
+    CHECK(why && strstr(why, "no sample counts"));
+    json_decref(out);
+    fake_done(&c, f);
+}
+
 /* Wall diff: capacity null with the reason, per-function vcpu null; low coverage warned. */
 static void test_wall_diff(void)
 {
@@ -534,6 +560,7 @@ int main(void)
     RUN(test_diff_json);
     RUN(test_baseline_missing);
     RUN(test_counts_missing);
+    RUN(test_window_samples_null);
     RUN(test_wall_diff);
     RUN(test_speed);
     return TEST_DONE();

@@ -73,8 +73,35 @@ static void test_merge(void)
     tstore_close(&t);
 }
 
+/* Two profiles of 3e18 ns each (within one profile's limit, 2^62 ns) merge to 6e18 ns,
+ * over it: RT_ETOOBIG naming the limit, where llround and the model used to saturate. */
+static void test_merge_too_big(void)
+{
+    struct tstore t;
+    CHECK_INT(tstore_open(&t), 0);
+    const char *sa[] = {"main;a"};
+    double xa[] = {3e11}; /* x 10 ms = 3e18 ns */
+    CHECK_INT(tput(t.s, tprof(RT_PTYPE_CPU, "i1", "A", T0, 60 * S, sa, xa, 1)), 0);
+    CHECK_INT(tput(t.s, tprof(RT_PTYPE_CPU, "i2", "B", T0, 60 * S, sa, xa, 1)), 0);
+    struct rt_store_filter f = {"shop", RT_PTYPE_CPU, T0, T0 + 600 * S, NULL, NULL};
+    struct rt_error err = {0};
+    struct rt_profile *m = rt_query_merge(t.s, &f, &err);
+    CHECK(m == NULL);
+    CHECK_INT(err.code, RT_ETOOBIG);
+    CHECK(strstr(err.msg, "2^62 ns") != NULL);
+    rt_profile_free(m);
+    f.instance = "i1"; /* one of them fits */
+    m = rt_query_merge(t.s, &f, &err);
+    CHECK(m != NULL);
+    if (m)
+        CHECK(m->value_ns == 3000000000000000000LL);
+    rt_profile_free(m);
+    tstore_close(&t);
+}
+
 int main(void)
 {
+    RUN(test_merge_too_big);
     RUN(test_merge);
     return TEST_DONE();
 }

@@ -224,6 +224,137 @@ static void test_per_function_capacity(void)
     fake_done(&c, f);
 }
 
+/* Names stored before ingest repaired them (not valid UTF-8: "bad\xc3(frame", "caf\xe9") made
+ * every JSON answer fail (jansson refuses them: NULL, "out of memory building the answer").
+ * They are now repaired (U+FFFD per invalid byte) in the functions, the flame graph and the
+ * diff, and the answer serializes. */
+static void test_invalid_utf8_names(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow rows[] = {{"ok;bad\xc3\x28" "frame", 3, 30 * MS_NS}, {"ok;caf\xe9", 1, 10 * MS_NS}};
+    add(&c, f, "i1", 0, 60, rows, 2);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    CHECK(out != NULL);
+    json_t *fns = json_object_get(out, "functions");
+    CHECK_STR(jstr(json_array_get(fns, 0), "name"), "bad\xef\xbf\xbd(frame");
+    CHECK_STR(jstr(json_array_get(fns, 1), "name"), "caf\xef\xbf\xbd");
+    json_t *names = json_object_get(json_object_get(out, "flamegraph"), "names");
+    CHECK_INT(json_array_size(names), 4);
+    char *text = out ? json_dumps(out, 0) : NULL;
+    CHECK(text != NULL);
+    free(text);
+    json_decref(out);
+    fake_done(&c, f);
+    /* The diff answer too. */
+    f = fake_new();
+    rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 2);
+    rt__query_ctx_window(&c, 0, 0, 600 * S_NS);
+    rt__query_ctx_window(&c, 1, 600 * S_NS, 1200 * S_NS);
+    struct fmeta m0 = {"i1", 0, 60 * S_NS, false, 0, false};
+    struct fmeta m1 = {"i1", 600 * S_NS, 60 * S_NS, false, 0, false};
+    CHECK_INT(fake_add(&c, f, 0, &m0, rows, 2), 0);
+    CHECK_INT(fake_add(&c, f, 1, &m1, rows, 1), 0);
+    CHECK_INT(rt__query_finish(&c), 0);
+    out = rt__query_diff_json(&c, "shop", 1000, NULL, NULL);
+    CHECK(out != NULL);
+    json_decref(out);
+    fake_done(&c, f);
+    /* A string that is not UTF-8 is repaired, NULL reads as "". */
+    json_t *j = rt__query_str_json("x\xff");
+    CHECK_STR(json_string_value(j), "x\xef\xbf\xbd");
+    json_decref(j);
+    j = rt__query_str_json(NULL);
+    CHECK_STR(json_string_value(j), "");
+    json_decref(j);
+}
+
+/* Two profiles of INT64_MAX ns each (stored before ingest refused values over 2^62 ns): the
+ * double sums hold 2^64 and print as a (real) number, where llround wrapped to a negative
+ * self_ns. */
+static void test_huge_values_not_negative(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow rows[] = {{"main;work", 1, INT64_MAX}};
+    add(&c, f, "i1", 0, 60, rows, 1);
+    add(&c, f, "i1", 60, 60, rows, 1);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    json_t *fn = json_array_get(json_object_get(out, "functions"), 0);
+    CHECK(json_number_value(json_object_get(fn, "self_ns")) > 1.8e19);
+    CHECK(json_number_value(json_object_get(out, "value_ns")) > 1.8e19);
+    json_t *nodes = json_object_get(json_object_get(out, "flamegraph"), "nodes");
+    CHECK(json_number_value(json_array_get(json_object_get(nodes, "total_ns"), 0)) > 1.8e19);
+    json_decref(out);
+    fake_done(&c, f);
+    json_t *j = rt__query_ns_json(9223372036854775807.0);
+    CHECK(json_is_real(j) && json_real_value(j) > 0);
+    json_decref(j);
+    j = rt__query_ns_json(-1e19);
+    CHECK(json_is_real(j) && json_real_value(j) < 0);
+    json_decref(j);
+    j = rt__query_ns_json(9.2e18);
+    CHECK(json_is_integer(j) && json_integer_value(j) == 9200000000000000000LL);
+    json_decref(j);
+}
+
+/* No profile of the window carries sample counts (cpu/nanoseconds only, period 0, as
+ * parca__single-stack.pb.gz): "samples" is null, not 0. An empty window keeps 0. */
+static void test_samples_null_without_counts(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow rows[] = {{"main;work", 0, 2 * S_NS}};
+    struct fmeta m = {"i1", 0, 60 * S_NS, true, 0, false};
+    CHECK_INT(fake_add(&c, f, 0, &m, rows, 1), 0);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    CHECK(json_is_null(json_object_get(out, "samples")));
+    CHECK_INT(jint(out, "value_ns"), 2 * S_NS);
+    json_t *warn = json_object_get(json_object_get(out, "quality"), "warnings");
+    const char *w0 = json_string_value(json_array_get(warn, 0));
+    CHECK(w0 && strstr(w0, "carries sample counts"));
+    json_decref(out);
+    fake_done(&c, f);
+    f = fake_new();
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    CHECK_INT(rt__query_finish(&c), 0);
+    out = rt__query_profile_json(&c, "shop", 1000);
+    CHECK(json_is_real(json_object_get(out, "samples")));
+    json_decref(out);
+    fake_done(&c, f);
+}
+
+/* The capacity inputs of a profile answer list each instance's part (DESIGN §7). */
+static void test_capacity_instances(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow big[] = {{"main;work", 600, 6 * S_NS}}, small[] = {{"main;work", 100, S_NS}};
+    for (int i = 0; i < 10; i++) {
+        add(&c, f, "web-1", 60 * i, 60, big, 1);
+        add(&c, f, "web-2", 60 * i, 60, small, 1);
+    }
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    json_t *in = json_object_get(json_object_get(out, "capacity"), "inputs");
+    json_t *arr = json_object_get(in, "instances");
+    CHECK_INT(json_array_size(arr), 2);
+    CHECK_STR(jstr(json_array_get(arr, 0), "instance"), "web-1");
+    CHECK_NEAR(jreal(json_array_get(arr, 0), "cpu_s"), 60.0, REL);
+    CHECK_NEAR(jreal(json_array_get(arr, 0), "vcpu_hours_per_month"), 73.0, REL);
+    CHECK_NEAR(jreal(json_array_get(arr, 1), "vcpu_hours_per_month"), 73.0 / 6, REL);
+    CHECK(json_is_false(json_object_get(in, "instances_truncated")));
+    json_decref(out);
+    fake_done(&c, f);
+}
+
 int main(void)
 {
     RUN(test_weight);
@@ -234,5 +365,9 @@ int main(void)
     RUN(test_unknown_duration);
     RUN(test_empty);
     RUN(test_per_function_capacity);
+    RUN(test_invalid_utf8_names);
+    RUN(test_huge_values_not_negative);
+    RUN(test_samples_null_without_counts);
+    RUN(test_capacity_instances);
     return TEST_DONE();
 }

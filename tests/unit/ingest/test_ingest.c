@@ -1,0 +1,134 @@
+/* Tests of server/src/ingest/ingest.c: the empty-body decision (DESIGN §4), and the formats
+ * that are recognized and refused with a conversion hint (V8 .cpuprofile / JSON, JFR), on the
+ * real files of ../shared/data. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rt/err.h"
+#include "rt/ingest.h"
+#include "slurp.h"
+#include "test.h"
+
+/* Parses body with format fmt and type (NULL = absent), expecting no stacks and the given
+ * duration; frees what it returns; *samples (may be NULL) gets the samples. */
+static int parse(const void *body, size_t len, enum rt_ingest_format fmt, const char *type,
+                 struct rt_error *e, double *samples)
+{
+    struct rt_ingest_params q;
+    struct rt_profile *out[2];
+    size_t n = 0;
+    rt_ingest_params_init(&q);
+    q.format = fmt;
+    q.type = type;
+    q.unit = "samples";
+    q.period_ns = 10000000;
+    q.duration_ns = 60000000000LL;
+    rt_error_clear(e);
+    int rc = rt_ingest_parse(body, len, &q, NULL, out, &n, e);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (samples)
+            *samples = out[i]->samples;
+        CHECK_INT(out[i]->duration_ns, 60000000000LL);
+        CHECK_INT(out[i]->nstacks, 0);
+        rt_profile_free(out[i]);
+    }
+    return rc;
+}
+
+/* DESIGN §4: a well-formed zero-sample profile with a duration is stored. An empty (or
+ * comments-only) folded body is one, given type= (it used to be refused "empty body"). An
+ * empty protobuf is a valid Profile without a sample type: still refused, as is a body that
+ * says neither what it is nor its type. */
+static void test_empty_body(void)
+{
+    struct rt_error e;
+    double samples = -1;
+    CHECK_INT(parse("", 0, RT_FMT_FOLDED, "cpu", &e, &samples), 0);
+    CHECK_NEAR(samples, 0, 0);
+    CHECK_INT(parse(NULL, 0, RT_FMT_FOLDED, "wall", &e, NULL), 0);
+    CHECK_INT(parse("", 0, RT_FMT_AUTO, "cpu", &e, NULL), 0);
+    CHECK_INT(parse("# idle\n\n", 8, RT_FMT_FOLDED, "cpu", &e, NULL), 0);
+    CHECK_INT(parse("", 0, RT_FMT_FOLDED, NULL, &e, NULL), RT_ETYPE);
+    CHECK(strstr(e.msg, "type=cpu or type=wall") != NULL);
+    CHECK_INT(parse("", 0, RT_FMT_AUTO, NULL, &e, NULL), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "empty body") != NULL);
+    CHECK_INT(parse("", 0, RT_FMT_PPROF, "cpu", &e, NULL), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "empty body") != NULL);
+    /* An empty gzip member is an empty body too. */
+    static const unsigned char gz_empty[] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3,
+                                             3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    CHECK_INT(parse(gz_empty, sizeof(gz_empty), RT_FMT_FOLDED, "cpu", &e, NULL), 0);
+    CHECK_INT(parse(gz_empty, sizeof(gz_empty), RT_FMT_AUTO, NULL, &e, NULL), RT_EMALFORMED);
+}
+
+/* Every file of dir (relative to ../shared/data) whose name ends with suffix is refused with
+ * RT_EFORMAT and a message containing want, in every format and with or without type=. */
+static int refuse_dir(const char *dir, const char *suffix, const char *want)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "../shared/data/%s", dir);
+    DIR *d = opendir(path);
+    CHECK(d != NULL);
+    int files = 0;
+    for (struct dirent *de; d && (de = readdir(d));) {
+        size_t nl = strlen(de->d_name), sl = strlen(suffix);
+        if (nl < sl || strcmp(de->d_name + nl - sl, suffix) != 0)
+            continue;
+        snprintf(path, sizeof(path), "../shared/data/%s/%s", dir, de->d_name);
+        size_t n = 0;
+        char *body = slurp(path, &n);
+        static const enum rt_ingest_format fmts[] = {RT_FMT_AUTO, RT_FMT_FOLDED};
+        for (size_t f = 0; body && f < 2; f++)
+            for (int t = 0; t < 2; t++) {
+                struct rt_error e;
+                int rc = parse(body, n, fmts[f], t ? "cpu" : NULL, &e, NULL);
+                if (rc != RT_EFORMAT || !strstr(e.msg, want))
+                    fprintf(stderr, "%s (format %d, type %d): %d %s\n", de->d_name, (int)fmts[f],
+                            t, rc, e.msg);
+                CHECK_INT(rc, RT_EFORMAT);
+                CHECK(strstr(e.msg, want) != NULL);
+            }
+        free(body);
+        files++;
+    }
+    if (d)
+        closedir(d);
+    return files;
+}
+
+/* A Chrome/V8 .cpuprofile (JSON) said "folded stacks need type=" (or "line 1 has no count");
+ * a JFR recording said "malformed protobuf". Both now name the format and how to convert. */
+static void test_other_formats_refused(void)
+{
+    CHECK_INT(refuse_dir("cpuprofile", ".cpuprofile", "V8 .cpuprofile / JSON profiles are not "
+                                                      "accepted"),
+              5);
+    CHECK_INT(refuse_dir("other/chrome", ".json", "the Node SDK converts .cpuprofile to pprof"), 1);
+    CHECK_INT(refuse_dir("other/jfr", ".jfr", "JFR recordings are not accepted"), 1);
+    CHECK_INT(refuse_dir("other/jfr", ".jfr.gz", "`jfr print`"), 3);
+    struct rt_error e;
+    CHECK_INT(parse("  [{\"a\": 1}]", 12, RT_FMT_AUTO, "cpu", &e, NULL), RT_EFORMAT);
+    /* Folded stacks that merely start with a bracket are still folded stacks. */
+    const char *brackets = "[unknown];main 5\n{anonymous};x 1\n";
+    struct rt_ingest_params q;
+    struct rt_profile *out[2];
+    size_t n = 0;
+    rt_ingest_params_init(&q);
+    q.type = "cpu";
+    q.unit = "nanoseconds";
+    CHECK_INT(rt_ingest_parse(brackets, strlen(brackets), &q, NULL, out, &n, &e), 0);
+    if (n == 1) {
+        CHECK_INT(out[0]->nstacks, 2);
+        rt_profile_free(out[0]);
+    }
+    /* format=pprof: JSON is left to the protobuf decoder (no heuristics on declared pprof). */
+    CHECK_INT(parse("{\"nodes\":[]}", 12, RT_FMT_PPROF, NULL, &e, NULL), RT_EMALFORMED);
+}
+
+int main(void)
+{
+    RUN(test_empty_body);
+    RUN(test_other_formats_refused);
+    return TEST_DONE();
+}
