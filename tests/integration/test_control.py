@@ -182,3 +182,19 @@ def test_audit_records_who_and_when(server):
     mine = [a for a in log if a["target"] == "aud"]
     assert [a["action"] for a in mine] == ["profiling.disable", "profiling.enable"]
     assert all(a["actor"].startswith("key ") and a["at"].endswith("Z") for a in mine)
+
+
+def test_null_resets_an_override_and_quoted_etags_are_accepted(server):
+    key = server.key("ingest")
+    server.put("/api/v1/services/svc/profiling",
+               body={"enabled": True, "sampling_interval_us": 5000, "type": "wall"})
+    r = poll(server, key)
+    assert r.json()["sampling_interval_us"] == 5000 and r.json()["type"] == "wall"
+    assert poll(server, key, etag=r.headers["ETag"]).status == 304
+    server.put("/api/v1/services/svc/profiling",
+               body={"enabled": True, "sampling_interval_us": None, "type": None})
+    cfg = poll(server, key).json()
+    assert cfg["sampling_interval_us"] == 10000 and cfg["type"] == "cpu"
+    time.sleep(1.2)
+    svc = [s for s in server.get("/api/v1/services").json() if s["name"] == "svc"][0]
+    assert svc["instances"][0]["interval_us"] is None

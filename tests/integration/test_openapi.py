@@ -1,12 +1,15 @@
 """docs/openapi.yaml against the real server (DESIGN §11: "Keep docs/openapi.yaml as the full
 description and test responses against it"). One server holds a cpu and a wall dataset, issues
-and deploys; every route is called, error answers included, and each JSON answer is validated
-against the schema the document gives for that route and status. The main answer objects are
+and deploys; every route is called, error answers included (401 and 403 on every /api/v1/
+route), and each JSON answer is validated against the schema the document gives for that
+route and status, and its documented headers against theirs. The main answer objects are
 `additionalProperties: false`, so a field the document does not describe fails here too."""
 import copy
 import gzip
 import os
 import re
+import threading
+import time
 
 import jsonschema
 import pytest
@@ -25,8 +28,25 @@ ROUTES = {
     ("post", "/api/v1/issues"), ("get", "/api/v1/issues"), ("get", "/api/v1/issues/{id}"),
     ("get", "/api/v1/issues/{id}/diff"), ("post", "/api/v1/deploys"),
     ("get", "/api/v1/deploys"), ("get", "/api/v1/services"), ("get", "/api/v1/export"),
-    ("get", "/healthz"), ("get", "/metrics"),
+    ("put", "/api/v1/services/{name}/profiling"), ("get", "/api/v1/sdk/config"),
+    ("post", "/api/v1/keys"), ("get", "/api/v1/keys"), ("delete", "/api/v1/keys/{id}"),
+    ("get", "/api/v1/audit"), ("get", "/healthz"), ("get", "/metrics"),
 }
+# The scope each /api/v1/ route needs (server/src/http/api.c `routes[]`); the document says it
+# in `x-roottrace-scope`, and test_scopes_are_enforced_as_documented checks the server.
+SCOPES = {
+    ("post", "/api/v1/profiles"): "ingest", ("get", "/api/v1/sdk/config"): "ingest",
+    ("get", "/api/v1/profile"): "read", ("get", "/api/v1/diff"): "read",
+    ("get", "/api/v1/export"): "read", ("get", "/api/v1/issues"): "read",
+    ("post", "/api/v1/issues"): "admin", ("get", "/api/v1/issues/{id}"): "read",
+    ("get", "/api/v1/issues/{id}/diff"): "read", ("get", "/api/v1/deploys"): "read",
+    ("post", "/api/v1/deploys"): "admin", ("get", "/api/v1/services"): "read",
+    ("put", "/api/v1/services/{name}/profiling"): "admin", ("get", "/api/v1/keys"): "admin",
+    ("post", "/api/v1/keys"): "admin", ("delete", "/api/v1/keys/{id}"): "admin",
+    ("get", "/api/v1/audit"): "read",
+}
+# Path arguments that reach each templated route's handler.
+PATH_ARGS = {"id": 1, "name": "nobody"}
 # Documented answers this test cannot provoke on a healthy machine.
 NOT_PROVOKED = {("post", "/api/v1/profiles", "507")}  # needs a nearly full disk
 
@@ -58,6 +78,11 @@ DESIGN_FIELDS = {
                        "hours_per_month"],
     "CpuAgreement": ["sampled_cpu_s", "os_thread_cpu_s", "ratio", "warning"],
     "Error": ["error", "message"],
+    "ProfilingState": ["name", "profiling_enabled", "config"],
+    "SdkConfig": ["enabled", "type", "sampling_interval_us", "upload_interval_s",
+                  "max_stack_depth", "poll_interval_s", "etag"],
+    "KeyCreated": ["id", "scope", "service", "key", "created_at"],
+    "AuditEntry": ["at", "actor", "action", "target", "detail"],
 }
 
 # ---- the document as JSON Schema ----
@@ -142,13 +167,14 @@ class Api:
         self.server, self.spec, self.components = server, spec, components
 
     def call(self, method, template, status, path_args=None, params=None, body=None,
-             headers=None, content_type=None):
-        """Calls the route, checks the status, validates the body against the document's
-        schema for that route, status and Content-Type; returns the Response."""
+             headers=None, content_type=None, token=None):
+        """Calls the route (with the admin key unless token says otherwise; "" sends none),
+        checks the status, validates the body against the document's schema for that route,
+        status and Content-Type, and the documented headers; returns the Response."""
         path = template.format(**(path_args or {}))
         if content_type:
             headers = {**(headers or {}), "Content-Type": content_type}
-        r = self.server.request(method.upper(), path, params, body, headers)
+        r = self.server.request(method.upper(), path, params, body, headers, token=token)
         assert r.status == status, (method, path, params, r.status, r.body[:500])
         op = self.spec["paths"][template][method]
         responses = op["responses"]
@@ -156,11 +182,19 @@ class Api:
         resp = deref(self.spec, responses[str(status)])
         media = (r.headers.get("Content-Type") or "").split(";")[0].strip()
         content = resp.get("content", {})
-        assert media in content, (f"{method.upper()} {template} {status}: Content-Type "
-                                  f"{media!r} not documented ({sorted(content)})")
+        if not content:
+            assert r.body == b"" and not media, f"{method.upper()} {template} {status}: a body"
+        else:
+            assert media in content, (f"{method.upper()} {template} {status}: Content-Type "
+                                      f"{media!r} not documented ({sorted(content)})")
         if media == "application/json":
             validate(content[media]["schema"], self.components, r.json(),
                      f"{method.upper()} {path} {status}")
+        got = {k.lower(): v for k, v in r.headers.items()}
+        for name, h in resp.get("headers", {}).items():
+            assert name.lower() in got, f"{method.upper()} {template} {status}: no {name}"
+            validate(h["schema"], self.components, got[name.lower()],
+                     f"{method.upper()} {path} {status} header {name}")
         SEEN.add((method, template, str(status)))
         return r
 
@@ -174,9 +208,10 @@ class Api:
             assert w in e["message"].lower(), e
         return e
 
-    def upload(self, data, status=201, content_type="application/octet-stream", **params):
+    def upload(self, data, status=201, content_type="application/octet-stream", token=None,
+               **params):
         return self.call("post", "/api/v1/profiles", status, params=params, body=data,
-                         content_type=content_type).json()
+                         content_type=content_type, token=token).json()
 
 
 def upload_windows(api, service, typ, base, cur, n=10, current_extra=None, **params):
@@ -256,6 +291,7 @@ def check_profile_answer(p):
     else:
         inp = p["capacity"]["inputs"]
         assert inp["hours_per_month"] == 730
+        check_capacity_instances(inp, p["capacity"]["vcpu_hours_per_month"])
 
 
 def check_diff_answer(d):
@@ -272,6 +308,28 @@ def check_diff_answer(d):
         assert all(f["vcpu_hours_per_month"] is None for f in fns)
     else:
         assert all(isinstance(f["vcpu_hours_per_month"], dict) for f in fns)
+    if d["capacity"] is not None:
+        for w in ("base", "cur"):
+            check_capacity_instances(d["capacity"]["inputs"][w],
+                                     d["capacity"]["vcpu_hours_per_month"][w])
+
+
+def check_capacity_instances(inp, vcpu):
+    """docs/internals/query.md: untruncated, the instances sum to the window's inputs and
+    estimate; ordered by contribution, then alive_s; null contributions without an estimate."""
+    inst = inp["instances"]
+    if vcpu is None:
+        assert all(i["vcpu_hours_per_month"] is None for i in inst)
+    else:
+        keys = [(-i["vcpu_hours_per_month"], -i["alive_s"]) for i in inst]
+        assert keys == sorted(keys)
+    if inp["instances_truncated"]:
+        assert len(inst) == 100
+        return
+    for k in ("cpu_s", "profiled_s", "alive_s"):
+        assert sum(i[k] for i in inst) == pytest.approx(inp[k], rel=1e-9, abs=1e-9), k
+    if vcpu is not None:
+        assert sum(i["vcpu_hours_per_month"] for i in inst) == pytest.approx(vcpu, rel=1e-9)
 
 
 # ---- the document itself ----
@@ -281,6 +339,13 @@ def test_document_lists_exactly_the_servers_routes(spec):
     documented = {(m, p) for p, item in spec["paths"].items() for m in item
                   if m in ("get", "post", "put", "delete", "patch")}
     assert documented == ROUTES
+
+
+def test_document_is_valid_openapi(spec):
+    """A YAML slip (e.g. a comma in an unquoted flow-mapping description) can still load;
+    the OpenAPI 3.0 validator catches it."""
+    validator_mod = pytest.importorskip("openapi_spec_validator")
+    validator_mod.validate(spec)
 
 
 def test_every_schema_compiles_and_every_ref_resolves(spec, components):
@@ -300,6 +365,25 @@ def test_every_schema_compiles_and_every_ref_resolves(spec, components):
                     validator(media["schema"], components).is_valid(None)
 
 
+def test_document_describes_authentication(spec):
+    """bearerAuth on every /api/v1/ route (none on /healthz, /metrics), each operation's
+    scope as the server's route table has it, and 401/403 documented everywhere."""
+    assert spec["security"] == [{"bearerAuth": []}]
+    assert spec["components"]["securitySchemes"]["bearerAuth"] == {
+        **spec["components"]["securitySchemes"]["bearerAuth"], "type": "http",
+        "scheme": "bearer"}
+    for p, item in spec["paths"].items():
+        for m, op in item.items():
+            if not p.startswith("/api/v1/"):
+                assert op["security"] == [], (m, p)
+                continue
+            assert "security" not in op, (m, p)
+            scope = SCOPES[(m, p)]
+            assert op["x-roottrace-scope"] == scope, (m, p)
+            assert f"**Scope:** `{scope}`" in op["description"], (m, p)
+            assert {"401", "403"} <= set(op["responses"]), (m, p)
+
+
 def test_design_field_names_are_required(spec):
     schemas = spec["components"]["schemas"]
     for name, fields in DESIGN_FIELDS.items():
@@ -314,7 +398,9 @@ def test_main_answers_refuse_undocumented_fields(spec):
                  "FlameGraph", "DiffFlameGraph", "DiffAnswer", "DiffFunction", "DiffWindow",
                  "Capacity", "DiffCapacity", "CapacityInputs", "CpuAgreement",
                  "DiffCpuAgreement", "ProfileQuality", "DiffQuality", "WindowQuality",
-                 "Issue", "Deploy", "Service", "Instance", "Error", "Health"):
+                 "Issue", "Deploy", "Service", "Instance", "Error", "Health",
+                 "CapacityInstance", "ProfilingState", "ServiceConfigOverrides", "SdkConfig",
+                 "KeyCreated", "Key", "KeyRevoked", "AuditEntry"):
         assert schemas[name].get("additionalProperties") is False, name
     for name in ("FlameGraph", "DiffFlameGraph"):
         assert schemas[name]["properties"]["nodes"]["additionalProperties"] is False
@@ -545,6 +631,212 @@ def test_health_and_metrics(api):
     assert api.call("get", "/healthz", 200).json() == {"status": "ok"}
     text = api.call("get", "/metrics", 200).body.decode()
     assert re.search(r"^roottrace_uploads_total \d+$", text, re.M)
+
+
+# ---- answers that changed with the query engine: samples without counts, huge sums ----
+
+def test_answers_without_sample_counts(api):
+    """Folded values in ns carry no sample counts: `samples` is null (not 0), and the diff
+    says why in `significance_unavailable` and `quality.warnings` (docs/internals/query.md)."""
+    p = api.call("get", "/api/v1/profile", 200, params={"service": "fold", "type": "cpu",
+                                                         "from": T - 240, "to": T + 240}).json()
+    check_profile_answer(p)
+    assert p["profiles"] == 8 and p["samples"] is None and p["value_ns"] == 24_000_000
+    d = api.call("get", "/api/v1/diff", 200, params={"service": "fold", "type": "cpu",
+                                                      "at": T, "window_s": 240}).json()
+    check_diff_answer(d)
+    assert d["baseline"]["samples"] is None and d["current"]["samples"] is None
+    assert any("carries sample counts" in w for w in d["quality"]["warnings"])
+    empty = api.call("get", "/api/v1/profile", 200, params={
+        "service": "fold", "type": "cpu", "from": T + 86400, "to": T + 86460}).json()
+    assert empty["samples"] == 0  # an empty window keeps 0
+
+
+def test_ns_sums_past_int64_are_integral_reals(api):
+    """Two profiles at the 2^62 ns limit sum to 2^63: written as a JSON real with an integral
+    value, which the document's `number` + `multipleOf: 1` admits (conventions)."""
+    big = 1 << 62
+    for k in range(2):
+        api.upload(f"main;x {big}\n".encode(), content_type="text/plain", service="huge",
+                   type="cpu", unit="nanoseconds", start=str(T + 60 * k), duration_s="60")
+    p = api.call("get", "/api/v1/profile", 200, params={"service": "huge", "type": "cpu",
+                                                         "from": T, "to": T + 120}).json()
+    assert isinstance(p["value_ns"], float) and p["value_ns"] == pytest.approx(2.0 ** 63)
+    assert p["functions"][0]["self_ns"] == pytest.approx(2.0 ** 63)
+    d = api.call("get", "/api/v1/diff", 200, params={
+        "service": "huge", "type": "cpu", "base_from": T, "base_to": T + 60, "cur_from": T,
+        "cur_to": T + 120}).json()
+    assert isinstance(d["current"]["value_ns"], float)
+    assert isinstance(d["baseline"]["value_ns"], int) and d["baseline"]["value_ns"] == big
+
+
+# ---- authentication and scopes ----
+
+def test_unauthorized_on_every_route(api):
+    """401 without a key, with an unknown key, with a malformed header and with a revoked
+    key, on every /api/v1/ route; /healthz and /metrics need none."""
+    revoked = api.call("post", "/api/v1/keys", 201, body={"scope": "admin"}).json()
+    api.call("delete", "/api/v1/keys/{id}", 200, {"id": revoked["id"]})
+    for (m, p) in sorted(SCOPES):
+        for token in ("", "rt_not_a_key_0123456789abcdef", revoked["key"]):
+            api.error(m, p, 401, "unauthorized", ["bearer"], PATH_ARGS, token=token)
+        r = api.server.request(m.upper(), p.format(**PATH_ARGS),
+                               headers={"Authorization": f"Basic {api.server.token}"}, token="")
+        assert r.status == 401, (m, p, r.status)
+    for p in ("/healthz", "/metrics"):
+        api.call("get", p, 200, token="")
+
+
+def test_scopes_are_enforced_as_documented(api, spec):
+    """For every /api/v1/ route, a read and an ingest key are refused (403) exactly when the
+    document's scope is another; when allowed, they pass authorization."""
+    keys = {s: api.server.key(s) for s in ("read", "ingest")}
+    for (m, p), _ in sorted(SCOPES.items()):
+        need = spec["paths"][p][m]["x-roottrace-scope"]
+        for scope, key in keys.items():
+            if scope == need:
+                r = api.server.request(m.upper(), p.format(**PATH_ARGS), token=key)
+                assert r.status not in (401, 403), (m, p, scope, r.status, r.body)
+            else:
+                api.error(m, p, 403, "forbidden", [scope], PATH_ARGS, token=key)
+
+
+def test_bound_ingest_key(api):
+    """An ingest key bound to one service is refused (403) for another service or none."""
+    key = api.server.key("ingest", service="bound")
+    api.call("put", "/api/v1/services/{name}/profiling", 200, {"name": "bound"},
+             body={"enabled": True})
+    body = pb.cpu_profile({"main;a": 1})
+    api.error("post", "/api/v1/profiles", 403, "forbidden", ["bound to another service"],
+              params={"service": "other"}, body=body, content_type="application/octet-stream",
+              token=key)
+    api.error("get", "/api/v1/sdk/config", 403, "forbidden", ["bound"],
+              params={"service": "other", "instance": "i"}, token=key)
+    api.error("get", "/api/v1/sdk/config", 403, "forbidden", ["bound"],
+              params={"instance": "i"}, token=key)
+    api.call("get", "/api/v1/sdk/config", 200, params={"service": "bound", "instance": "i"},
+             token=key)
+    api.upload(body, token=key, service="bound")
+
+
+def test_sdk_upload_answers(api):
+    """POST /api/v1/profiles: 409 for an ingest key while profiling is off, 201 once on (an
+    admin's upload is accepted either way); 400 for times outside retention or the future."""
+    key = api.server.key("ingest")
+    body = pb.cpu_profile({"main;a": 2}, duration_nanos=10 * S)
+    api.error("post", "/api/v1/profiles", 409, "conflict", ["profiling is off"],
+              params={"service": "sdk-svc", "instance": "n-1"}, body=body,
+              content_type="application/octet-stream", token=key)
+    api.upload(body, service="sdk-svc", instance="n-1")  # admin: accepted while off
+    api.call("put", "/api/v1/services/{name}/profiling", 200, {"name": "sdk-svc"},
+             body={"enabled": True})
+    api.upload(body, token=key, service="sdk-svc", instance="n-1")
+    now = int(time.time())
+    api.error("post", "/api/v1/profiles", 400, "invalid_argument", ["retention horizon"],
+              params={"service": "sdk-svc", "start": str(now - 3651 * 86400),
+                      "duration_s": "60"}, body=body, content_type="application/octet-stream")
+    api.error("post", "/api/v1/profiles", 400, "invalid_argument", ["future"],
+              params={"service": "sdk-svc", "start": str(now + 7200)}, body=body,
+              content_type="application/octet-stream")
+
+
+# ---- the control plane ----
+
+def test_key_answers(api):
+    P = "/api/v1/keys"
+    made = api.call("post", P, 201, body={"scope": "ingest", "service": "shop",
+                                         "name": "shop sdk"}).json()
+    assert made["scope"] == "ingest" and made["service"] == "shop" and made["key"]
+    plain = api.call("post", P, 201, body={"scope": "read"}).json()
+    assert plain["service"] is None and plain["name"] is None
+    listed = {k["id"]: k for k in api.call("get", P, 200).json()}
+    assert listed[made["id"]]["revoked_at"] is None
+    assert all("key" not in k for k in listed.values())  # no secrets (and the schema says so)
+    gone = api.call("delete", "/api/v1/keys/{id}", 200, {"id": plain["id"]}).json()
+    assert gone == {"id": plain["id"], "revoked": True}
+    again = {k["id"]: k for k in api.call("get", P, 200).json()}
+    assert again[plain["id"]]["revoked_at"]
+    api.error("delete", "/api/v1/keys/{id}", 404, "not_found", [], {"id": plain["id"]})
+    api.error("delete", "/api/v1/keys/{id}", 404, "not_found", [], {"id": 999999})
+    api.error("delete", "/api/v1/keys/{id}", 404, "not_found", [], {"id": "abc"})
+    api.error("post", P, 400, "invalid_argument", ["scope"], body={"scope": "root"})
+    api.error("post", P, 400, "invalid_argument", ["ingest"],
+              body={"scope": "read", "service": "shop"})
+    api.error("post", P, 400, "malformed", ["json"], body=b"{", content_type="application/json")
+
+
+def test_profiling_answers(api):
+    P = "/api/v1/services/{name}/profiling"
+    on = api.call("put", P, 200, {"name": "toggled"},
+                  body={"enabled": True, "type": "wall", "sampling_interval_us": 20000,
+                        "upload_interval_s": 30}).json()
+    assert on == {"name": "toggled", "profiling_enabled": True,
+                  "config": {"type": "wall", "sampling_interval_us": 20000,
+                             "upload_interval_s": 30}}
+    off = api.call("put", P, 200, {"name": "toggled"}, body={"enabled": False}).json()
+    assert off["profiling_enabled"] is False
+    assert off["config"] == on["config"]  # overrides left out are kept
+    fresh = api.call("put", P, 200, {"name": "toggled-2"}, body={"enabled": False}).json()
+    assert fresh["config"] == {"type": None, "sampling_interval_us": None,
+                               "upload_interval_s": None}  # runtime defaults apply
+    svcs = {s["name"]: s for s in api.call("get", "/api/v1/services", 200).json()}
+    assert svcs["toggled"]["profiling_enabled"] is False  # an unknown name was created
+    for body, word in (({"type": "cpu"}, "enabled"), ({"enabled": True, "type": "heap"}, "type"),
+                       ({"enabled": True, "upload_interval_s": 5}, "upload_interval_s"),
+                       ({"enabled": True, "sampling_interval_us": 10}, "sampling_interval_us")):
+        api.error("put", P, 400, "invalid_argument", [word], {"name": "toggled"}, body=body)
+    api.error("put", P, 400, "malformed", [], {"name": "toggled"}, body=b"[]",
+              content_type="application/json")
+
+
+def test_sdk_config_answers(api):
+    P = "/api/v1/sdk/config"
+    key = api.server.key("ingest")
+    q = {"service": "polled", "instance": "n-1", "runtime": "node", "runtime_version": "22.1.0",
+         "sdk_version": "0.1.0", "version": "1.0", "status": "waiting: no config yet",
+         "interval_us": 10000}
+    r = api.call("get", P, 200, params=q, token=key)
+    cfg = r.json()
+    assert cfg["enabled"] is False and cfg["sampling_interval_us"] == 10000
+    assert r.headers["ETag"] == f'"{cfg["etag"]}"'
+    # unchanged: 304 at once without wait, and after holding `wait` seconds
+    r = api.call("get", P, 304, params={**q, "etag": cfg["etag"]}, token=key)
+    assert r.headers["ETag"] == f'"{cfg["etag"]}"'
+    t0 = time.monotonic()
+    api.call("get", P, 304, params={**q, "etag": cfg["etag"], "wait": "1"}, token=key)
+    assert 0.8 <= time.monotonic() - t0 < 5
+    # a held poll answers 200 with the new config as soon as it changes
+    toggle = threading.Timer(0.5, lambda: api.server.put(
+        "/api/v1/services/polled/profiling", body={"enabled": True}))
+    toggle.start()
+    t0 = time.monotonic()
+    new = api.call("get", P, 200, params={**q, "etag": cfg["etag"], "wait": "8s"},
+                   token=key).json()
+    toggle.join()
+    assert new["enabled"] is True and new["etag"] != cfg["etag"]
+    assert time.monotonic() - t0 < 3
+    svcs = {s["name"]: s for s in api.call("get", "/api/v1/services", 200).json()}
+    inst = svcs["polled"]["instances"][0]
+    assert inst["status"] == "waiting: no config yet" and inst["runtime"] == "node"
+    for params, word in (({"service": "polled"}, "instance"), ({"instance": "n-1"}, "service"),
+                         ({**q, "status": "sleeping"}, "status"),
+                         ({**q, "interval_us": "-1"}, "interval_us"),
+                         ({**q, "wait": "soon"}, "wait")):
+        api.error("get", P, 400, "invalid_argument", [word], params=params, token=key)
+
+
+def test_audit_answers(api):
+    P = "/api/v1/audit"
+    log = api.call("get", P, 200).json()
+    ats = [e["at"] for e in log]
+    assert ats == sorted(ats, reverse=True)  # newest first
+    actions = {e["action"] for e in log}
+    assert {"key.create", "key.revoke", "profiling.enable", "profiling.disable"} <= actions
+    assert api.call("get", P, 200, params={"limit": 1}).json() == log[:1]
+    assert api.call("get", P, 200, params={"to": T}).json() == []
+    api.call("get", P, 200, token=api.server.key("read"))
+    api.error("get", P, 400, "invalid_argument", ["from"], params={"from": "yesterday"})
+    api.error("get", P, 400, "invalid_argument", ["limit"], params={"limit": 0})
 
 
 def test_unrouted_answers_are_errors(api, components, spec):

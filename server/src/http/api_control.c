@@ -72,8 +72,12 @@ static int body_int(json_t *body, const char *key, int64_t lo, int64_t hi, int64
                     struct rt_api_resp *resp)
 {
     json_t *x = json_object_get(body, key);
-    if (!x || json_is_null(x))
+    if (!x)
         return 0;
+    if (json_is_null(x)) { /* null resets the override to the runtime's default */
+        *v = 0;
+        return 0;
+    }
     if (!json_is_integer(x) || json_integer_value(x) < lo || json_integer_value(x) > hi) {
         rt__api_error(resp, RT_EINVAL, "'%s' must be an integer in [%lld, %lld]", key,
                       (long long)lo, (long long)hi);
@@ -100,6 +104,8 @@ void rt__api_put_profiling(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         goto out_put_body;
     }
     cfg.enabled = json_is_true(enabled);
+    if (json_is_null(type))
+        cfg.type[0] = '\0';
     if (type && !json_is_null(type)) {
         const char *t = json_string_value(type);
         if (!t || (strcmp(t, "cpu") && strcmp(t, "wall"))) {
@@ -190,8 +196,14 @@ void rt__api_get_sdk_config(struct rt_api_ctx *ctx, const struct rt_api_req *req
         return;
     struct rt_sdk_config cfg;
     rt_control_sdk_config(ctx->control, service, rt_api_param(req, "runtime"), &cfg);
+    /* The etag as the ETag header carries it ("...") or bare. */
     const char *etag = rt_api_param(req, "etag");
-    bool same = etag && strcmp(etag, cfg.etag) == 0;
+    size_t elen = etag ? strlen(etag) : 0;
+    if (elen >= 2 && etag[0] == '"' && etag[elen - 1] == '"') {
+        etag++;
+        elen -= 2;
+    }
+    bool same = etag && elen == strlen(cfg.etag) && strncmp(etag, cfg.etag, elen) == 0;
     /* Hold an unchanged config up to wait, clamped to [0, 30] s and to the poll interval. */
     int64_t max_ns = rt_control_poll_interval_s(ctx->control) * RT_NS_PER_S;
     if (max_ns > MAX_WAIT_S * RT_NS_PER_S)

@@ -205,6 +205,29 @@ static int instance_cb(void *ud, const struct rt_instance_info *in)
                   "version", nullable(in->version), "status", nullable(in->status), "last_seen",
                   rt__api_time_json(in->last_seen_ns), "first_seen",
                   rt__api_time_json(in->first_seen_ns), "stale", stale));
+    json_object_set_new(json_array_get(json_object_get(svc, "instances"),
+                                       json_array_size(json_object_get(svc, "instances")) - 1),
+                        "interval_us", json_null());
+    return 0;
+}
+
+/* Adds what the control plane knows of an instance: the sampling interval its SDK reports
+ * (DESIGN §5) and staleness by the poll interval it was told. */
+static int status_cb(void *ud, const struct rt_instance_status *st)
+{
+    struct services_ctx *sc = ud;
+    size_t i;
+    json_t *inst;
+    json_array_foreach(json_object_get(sc->current, "instances"), i, inst) {
+        if (strcmp(json_string_value(json_object_get(inst, "instance")), st->instance) != 0)
+            continue;
+        json_object_set_new(inst, "interval_us",
+                            st->interval_us > 0 ? json_integer(st->interval_us) : json_null());
+        if (st->poll_interval_s > 0)
+            json_object_set_new(inst, "stale",
+                                json_boolean(sc->now_ns - st->last_seen_ns >
+                                             3 * st->poll_interval_s * RT_NS_PER_S));
+    }
     return 0;
 }
 
@@ -238,6 +261,10 @@ void rt__api_get_services(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         rc = rt_store_scan_instances(ctx->store,
                                      json_string_value(json_object_get(sc.current, "name")),
                                      instance_cb, &sc, &err);
+        if (rc >= 0)
+            rc = rt_store_scan_instance_status(
+                ctx->store, json_string_value(json_object_get(sc.current, "name")), status_cb,
+                &sc, &err);
     }
     if (rc < 0) {
         json_decref(sc.arr);
