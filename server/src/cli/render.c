@@ -97,6 +97,20 @@ static void print_agreement(json_t *a)
 {
     if (!json_is_object(a))
         return;
+    if (!json_object_get(a, "ratio")) { /* a diff: one per window */
+        json_t *b = json_object_get(a, "baseline"), *c = json_object_get(a, "current");
+        if (json_is_object(b) || json_is_object(c))
+            printf("CPU agreement, baseline then current window:\n");
+        if (json_is_object(b)) {
+            printf("  ");
+            print_agreement(b);
+        }
+        if (json_is_object(c)) {
+            printf("  ");
+            print_agreement(c);
+        }
+        return;
+    }
     printf("CPU agreement (%s): sampled %.3f s, OS thread CPU %.3f s, ratio %.3f%s%s\n",
            str(a, "scope"), num(a, "sampled_cpu_s"), num(a, "os_thread_cpu_s"), num(a, "ratio"),
            json_is_string(json_object_get(a, "warning")) ? ": " : "", str(a, "warning"));

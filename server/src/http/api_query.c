@@ -66,6 +66,17 @@ void rt__api_get_profile(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     answer(ctx, resp, rt_query_profile(ctx->store, &q, &err), &err, "profile", t0);
 }
 
+/* The upload interval of service's SDKs: its override, else the default. Uploads still in
+ * flight end the issue view's current window (DESIGN §6). */
+static int64_t upload_interval_ns(struct rt_api_ctx *ctx, const char *service)
+{
+    struct rt_service_config cfg = {0};
+    if (ctx->control)
+        rt_control_service_config(ctx->control, service, &cfg);
+    return cfg.upload_interval_s > 0 ? cfg.upload_interval_s * RT_NS_PER_S
+                                     : ctx->upload_interval_ns;
+}
+
 /* Reads the diff filters shared by both diff routes into q. */
 static void read_diff_filters(const struct rt_api_req *req, struct rt_query_diff_req *q)
 {
@@ -100,7 +111,8 @@ void rt__api_get_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         return;
     read_diff_filters(req, &q);
     if (at != INT64_MIN) {
-        if (rt_query_issue_windows(at, rt_time_now_ns(), window, ctx->upload_interval_ns, &q,
+        if (rt_query_issue_windows(at, rt_time_now_ns(), window,
+                                   upload_interval_ns(ctx, q.service), &q,
                                    &err)) {
             rt__api_error(resp, err.code, "%s", err.msg);
             return;
@@ -168,7 +180,8 @@ void rt__api_get_issue_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req
     if (read_limit(req, resp, &q.limit) || read_window(req, resp, &window))
         goto out_put_issue;
     read_diff_filters(req, &q);
-    if (rt_query_issue_windows(started, rt_time_now_ns(), window, ctx->upload_interval_ns, &q,
+    if (rt_query_issue_windows(started, rt_time_now_ns(), window,
+                               upload_interval_ns(ctx, q.service), &q,
                                &err)) {
         rt__api_error(resp, err.code, "%s", err.msg);
         goto out_put_issue;

@@ -1,0 +1,303 @@
+'use strict';
+// The SDK's config: compiled-in clamps, validation of what the control plane sends, and the
+// poll loop of docs/control-plane.md (etag + held long poll, fail closed).
+
+const { request, joinUrl } = require('./uploader');
+
+// ---- Bounds compiled into the SDK (DESIGN §5). Whatever the server says, these hold. ----
+
+// Sampling interval, µs. V8 interrupts the JS thread with a signal and walks its stack on
+// every tick; below 1 ms that costs real CPU and skews what it measures (DESIGN §5: Node
+// floor 1 ms).
+const SAMPLING_INTERVAL_MIN_US = 1000;
+// A coarser interval than 1 s gives fewer than 10 samples in the shortest upload interval,
+// too few to rank anything; it also keeps the value inside V8's int32 argument.
+const SAMPLING_INTERVAL_MAX_US = 1000000;
+// Upload interval, s. Under 10 s the per-profile cost (session start, encode, an HTTP
+// request) stops being negligible; over 300 s a crash loses too much and issues show late.
+const UPLOAD_INTERVAL_MIN_S = 10;
+const UPLOAD_INTERVAL_MAX_S = 300;
+// Stack depth, frames. 256 leaf-side frames name every function a user acts on; deeper
+// stacks are recursion whose root side only inflates the profile.
+const STACK_DEPTH_MIN = 1;
+const STACK_DEPTH_MAX = 256;
+// Poll interval, s. At least 1 s, so a spoofed or broken control plane cannot make the SDK
+// spin; at most 10 min, so a toggle is never ignored for longer than that.
+const POLL_INTERVAL_MIN_S = 1;
+const POLL_INTERVAL_MAX_S = 600;
+// Compressed upload body, bytes (DESIGN §5). Bigger profiles keep their heaviest stacks.
+const UPLOAD_MAX_BYTES = 4 * 1024 * 1024;
+// A config is ~200 bytes; anything over 64 KiB is not a config and is abandoned unread.
+const CONFIG_MAX_BYTES = 64 * 1024;
+// The server clamps `wait` to [0, 30] s (DESIGN §5); asking for more is pointless.
+const WAIT_MAX_S = 30;
+// A poll request that has not completed this long after its `wait` is abandoned.
+const POLL_GRACE_MS = 10000;
+// A held request that returned because of a change may be followed at once, but never
+// sooner than this after the previous request started (docs/control-plane.md).
+const POLL_MIN_GAP_MS = 1000;
+// Fail closed after this many poll intervals without a valid config (200 or 304).
+const STALE_POLL_INTERVALS = 3;
+
+// The server's defaults for runtime=node, used before any config has arrived and for
+// numeric fields a config leaves out.
+const DEFAULTS = Object.freeze({
+  enabled: false,
+  type: 'cpu',
+  sampling_interval_us: 10000,
+  upload_interval_s: 60,
+  max_stack_depth: 256,
+  poll_interval_s: 10,
+});
+
+const NUMERIC_FIELDS = {
+  sampling_interval_us: [SAMPLING_INTERVAL_MIN_US, SAMPLING_INTERVAL_MAX_US, true],
+  upload_interval_s: [UPLOAD_INTERVAL_MIN_S, UPLOAD_INTERVAL_MAX_S, false],
+  max_stack_depth: [STACK_DEPTH_MIN, STACK_DEPTH_MAX, true],
+  poll_interval_s: [POLL_INTERVAL_MIN_S, POLL_INTERVAL_MAX_S, false],
+};
+
+/** Clamps x into [lo, hi]; integral fields are rounded first. x must be a non-NaN number. */
+function clamp(x, lo, hi, integral) {
+  if (integral && Number.isFinite(x)) x = Math.round(x);
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+/**
+ * Validates and clamps a parsed config. Returns {ok: true, config} with every number inside
+ * the compiled bounds, or {ok: false, reason}. A wrong type (including null) or NaN makes the
+ * whole config invalid; out-of-range numbers (±Infinity included) are clamped to the nearest
+ * bound; a missing numeric field takes the Node default; `enabled` is required; `type` is
+ * any string (a request, never malformed).
+ */
+function validateConfig(obj) {
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+    return { ok: false, reason: 'config is not a JSON object' };
+  }
+  if (typeof obj.enabled !== 'boolean') return { ok: false, reason: 'enabled is not a boolean' };
+  const config = { enabled: obj.enabled, type: DEFAULTS.type, etag: null };
+  if ('type' in obj) {
+    if (typeof obj.type !== 'string') return { ok: false, reason: 'type is not a string' };
+    config.type = obj.type;
+  }
+  for (const [name, [lo, hi, integral]] of Object.entries(NUMERIC_FIELDS)) {
+    if (!(name in obj)) {
+      config[name] = DEFAULTS[name];
+      continue;
+    }
+    const v = obj[name];
+    if (typeof v !== 'number' || Number.isNaN(v)) {
+      return { ok: false, reason: `${name} is not a number` };
+    }
+    config[name] = clamp(v, lo, hi, integral);
+  }
+  if ('etag' in obj) {
+    if (typeof obj.etag !== 'string') return { ok: false, reason: 'etag is not a string' };
+    config.etag = obj.etag;
+  }
+  return { ok: true, config };
+}
+
+/**
+ * Parses a config body (a Buffer or string). Malformed JSON (NaN, a truncated body, ...) is
+ * an invalid config, as in validateConfig.
+ */
+function parseConfig(body) {
+  let obj;
+  try {
+    obj = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+  } catch (e) {
+    return { ok: false, reason: 'malformed JSON' };
+  }
+  return validateConfig(obj);
+}
+
+/**
+ * Polls GET /api/v1/sdk/config. Calls hooks.onConfig(config, {changed, fresh}) for every valid
+ * answer (a 304 repeats the last config with fresh=false), hooks.onInvalid(reason) for an
+ * invalid one, hooks.onStale() when no valid config has arrived for 3 poll intervals, and
+ * hooks.onError(reason) for a failed request. hooks.query() returns the extra query
+ * parameters of each poll (status, interval_us). Never throws; its timers are unref'd.
+ */
+class ConfigPoller {
+  constructor({ server, key, params, hooks, now = () => performance.now() }) {
+    this.server = server;
+    this.key = key;
+    this.params = params; // service, instance, runtime, ... (fixed for the SDK's life)
+    this.hooks = hooks;
+    this.now = now;
+    this.config = null; // last valid config (clamped)
+    this.etag = null;
+    this.pollIntervalMs = DEFAULTS.poll_interval_s * 1000;
+    this.lastStart = -Infinity; // when the last request started
+    this.lastValid = now(); // the stale clock runs from start()
+    this.timer = null;
+    this.watchdog = null;
+    this.inflight = null; // abort function of the request in flight
+    this.running = false;
+    this.requests = 0; // requests started (diagnostics, tests)
+    this._changed = false; // the last answer was a held request returning on a change
+  }
+
+  start() {
+    this.running = true;
+    this.lastValid = this.now();
+    this._armWatchdog();
+    this._schedule(0);
+  }
+
+  stop() {
+    this.running = false;
+    clearTimeout(this.timer);
+    clearTimeout(this.watchdog);
+    if (this.inflight) this.inflight();
+    this.inflight = null;
+  }
+
+  /** Forgets the etag, so the next poll gets a full 200 at once (used after a 409). */
+  forgetEtag() {
+    this.etag = null;
+  }
+
+  _schedule(delayMs) {
+    clearTimeout(this.timer);
+    if (!this.running) return;
+    this.timer = setTimeout(() => this._poll(), Math.max(0, delayMs));
+    this.timer.unref();
+  }
+
+  /** Next start: one poll interval after the last start (after a change: 1 s). */
+  _scheduleNext(changed) {
+    const gap = changed ? POLL_MIN_GAP_MS : this.pollIntervalMs;
+    this._schedule(this.lastStart + gap - this.now());
+  }
+
+  _armWatchdog() {
+    clearTimeout(this.watchdog);
+    if (!this.running) return;
+    const deadline = this.lastValid + STALE_POLL_INTERVALS * this.pollIntervalMs;
+    this.watchdog = setTimeout(() => {
+      if (!this.running) return;
+      if (this.now() >= this.lastValid + STALE_POLL_INTERVALS * this.pollIntervalMs - 5) {
+        this._call('onStale');
+        this.lastValid = this.now(); // report again only after another 3 intervals
+      }
+      this._armWatchdog();
+    }, Math.max(0, deadline - this.now()));
+    this.watchdog.unref();
+  }
+
+  _call(name, ...args) {
+    try {
+      this.hooks[name](...args);
+    } catch (e) {
+      // A hook must not break the loop; hooks catch their own errors anyway.
+    }
+  }
+
+  _url() {
+    const waitS = this.etag ? Math.min(WAIT_MAX_S, Math.floor(this.pollIntervalMs / 1000)) : 0;
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(this.params)) if (v != null && v !== '') q.set(k, String(v));
+    let extra = {};
+    try {
+      extra = this.hooks.query();
+    } catch (e) {
+      extra = {};
+    }
+    for (const [k, v] of Object.entries(extra)) if (v != null) q.set(k, String(v));
+    if (this.etag) q.set('etag', this.etag);
+    q.set('wait', String(waitS));
+    return { url: joinUrl(this.server, '/api/v1/sdk/config') + '?' + q.toString(), waitS };
+  }
+
+  _poll() {
+    if (!this.running || this.inflight) return;
+    this.lastStart = this.now();
+    this.requests++;
+    const sentEtag = this.etag;
+    const { url, waitS } = this._url();
+    const { promise, abort } = request({
+      url,
+      method: 'GET',
+      headers: { Authorization: `Bearer ${this.key}` },
+      timeoutMs: waitS * 1000 + POLL_GRACE_MS,
+      maxBody: CONFIG_MAX_BYTES,
+      unref: true,
+    });
+    this.inflight = abort;
+    promise
+      .then(
+        (res) => this._answer(res, sentEtag),
+        (err) => this._failed(err),
+      )
+      .catch(() => {})
+      .then(() => {
+        this.inflight = null;
+        const changed = this._changed;
+        this._changed = false;
+        this._scheduleNext(changed);
+      });
+  }
+
+  _answer(res, sentEtag) {
+    this._changed = false;
+    if (!this.running) return;
+    if (res.status === 304) {
+      if (!this.config) return this._call('onError', 'HTTP 304 without a config');
+      this._valid();
+      this._call('onConfig', this.config, { changed: false, fresh: false });
+      return;
+    }
+    if (res.status !== 200) {
+      if (res.tooBig) return this._call('onInvalid', `config body over ${CONFIG_MAX_BYTES} bytes`);
+      return this._call('onError', `config poll answered HTTP ${res.status}`);
+    }
+    if (res.tooBig) return this._call('onInvalid', `config body over ${CONFIG_MAX_BYTES} bytes`);
+    const parsed = parseConfig(res.body);
+    if (!parsed.ok) {
+      this.etag = null; // ask for the full config again next time
+      return this._call('onInvalid', parsed.reason);
+    }
+    const config = parsed.config;
+    const header = res.headers.etag;
+    if (config.etag == null && typeof header === 'string') config.etag = header.replace(/^W\/|"/g, '');
+    this.etag = config.etag;
+    this._changed = sentEtag != null && config.etag !== sentEtag;
+    this.config = config;
+    this.pollIntervalMs = config.poll_interval_s * 1000;
+    this._valid();
+    this._call('onConfig', config, { changed: this._changed, fresh: true });
+  }
+
+  _valid() {
+    this.lastValid = this.now();
+    this._armWatchdog();
+  }
+
+  _failed(err) {
+    this._changed = false;
+    if (!this.running) return;
+    this._call('onError', `config poll failed: ${(err && (err.code || err.message)) || err}`);
+  }
+}
+
+module.exports = {
+  SAMPLING_INTERVAL_MIN_US,
+  SAMPLING_INTERVAL_MAX_US,
+  UPLOAD_INTERVAL_MIN_S,
+  UPLOAD_INTERVAL_MAX_S,
+  STACK_DEPTH_MIN,
+  STACK_DEPTH_MAX,
+  POLL_INTERVAL_MIN_S,
+  POLL_INTERVAL_MAX_S,
+  UPLOAD_MAX_BYTES,
+  CONFIG_MAX_BYTES,
+  WAIT_MAX_S,
+  STALE_POLL_INTERVALS,
+  POLL_MIN_GAP_MS,
+  DEFAULTS,
+  validateConfig,
+  parseConfig,
+  ConfigPoller,
+};
