@@ -18,4 +18,5 @@ suite "unit tests under ASan+UBSan" make --no-print-directory SAN=1 unit || exit
 suite "integration tests (pytest)" make --no-print-directory integration || exit 1
 suite "integration tests against the ASan+UBSan server" make --no-print-directory SAN=1 integration || exit 1
 suite "Node SDK (node --test)" scripts/test-node.sh || exit 1
+suite "Python SDK (pytest)" scripts/test-python.sh || exit 1
 exit $failed

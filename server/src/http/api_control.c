@@ -114,7 +114,7 @@ void rt__api_put_profiling(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         }
         snprintf(cfg.type, sizeof(cfg.type), "%s", t);
     }
-    if (body_int(body, "sampling_interval_us", 1000, 60000000, &cfg.sampling_interval_us,
+    if (body_int(body, "sampling_interval_us", 1000, 1000000, &cfg.sampling_interval_us,
                  resp) ||
         body_int(body, "upload_interval_s", 10, 300, &cfg.upload_interval_s, resp))
         goto out_put_body;

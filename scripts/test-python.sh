@@ -1,0 +1,7 @@
+#!/bin/sh
+# Runs the Python SDK's tests (sdk/python/tests) with the package from its source tree.
+# The end-to-end test uses build/roottrace (run `make` first); ROOTTRACE_BIN overrides it.
+set -eu
+cd "$(dirname "$0")/.."
+PYTHONPATH="$(pwd)/sdk/python/src${PYTHONPATH:+:$PYTHONPATH}" \
+    exec python3 -m pytest -q -p no:cacheprovider sdk/python/tests "$@"
