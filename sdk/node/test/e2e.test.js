@@ -172,11 +172,15 @@ test('e2e: the real server ranks the function the SDK saw burning CPU on top', {
   assert.ok(top.self_share > 70, `self share ${top.self_share}`);
   const cpuS = prof.body.value_ns / 1e9;
   assert.ok(cpuS > 9 && cpuS < 13.5, `sampled CPU ${cpuS} s over a 12 s burn`);
+  // The SDK sends the main thread's OS-accounted CPU with each profile. On a busy machine the
+  // burning thread waits for a core part of the time: V8's wall-clock ticks then read more
+  // than the OS accounts (ratio > 1, which cpu_agreement exists to flag), so only the lower
+  // side is bounded here; tests/integration/test_node_accuracy.py bounds both on a quiet one.
   const agree = prof.body.cpu_agreement;
-  if (agree) {
-    assert.ok(agree.os_thread_cpu_s > 9, JSON.stringify(agree));
-    assert.ok(agree.ratio > 0.85 && agree.ratio < 1.15, JSON.stringify(agree));
-  }
+  assert.ok(agree, 'cpu_agreement present for a Node profile');
+  assert.strictEqual(agree.scope, 'main JS thread');
+  assert.ok(agree.os_thread_cpu_s > 3, JSON.stringify(agree));
+  assert.ok(agree.ratio > 0.85, JSON.stringify(agree));
 
   const services = await api(base, 'GET', '/api/v1/services');
   assert.strictEqual(services.status, 200);
