@@ -239,3 +239,22 @@ void rt__cli_print_json(json_t *j)
         puts(s);
     free(s);
 }
+
+int rt__cli_finish(struct cli *c, struct rt_api_resp *resp, void (*line)(json_t *))
+{
+    int rc = rt__cli_check(resp);
+    if (!rc && resp->json) {
+        if (c->json) {
+            rt__cli_print_json(resp->json);
+        } else if (json_is_array(resp->json)) {
+            size_t i;
+            json_t *v;
+            json_array_foreach(resp->json, i, v) line(v);
+        } else {
+            line(resp->json);
+        }
+    }
+    rt_api_resp_cleanup(resp);
+    rt__cli_cleanup(c);
+    return rc;
+}

@@ -50,6 +50,10 @@ void rt__cli_call(struct cli *c, const char *method, const char *path,
 /* Prints an error answer ("roottrace: <status> <message>") to stderr and returns 1; 0 for 2xx. */
 int rt__cli_check(const struct rt_api_resp *resp);
 
+/* Ends a command that printed an object or a list: JSON with --json, else line() for the
+ * object or each item; then frees resp and what the command opened. Returns the exit status. */
+int rt__cli_finish(struct cli *c, struct rt_api_resp *resp, void (*line)(json_t *));
+
 /* Prints JSON pretty to stdout. */
 void rt__cli_print_json(json_t *j);
 

@@ -6,26 +6,6 @@
 
 #include "cli.h"
 
-/* Prints an answer: JSON with --json, else the given one-line summary of each item. */
-static int finish(struct cli *c, struct rt_api_resp *resp, void (*line)(json_t *))
-{
-    int rc = rt__cli_check(resp);
-    if (!rc && resp->json) {
-        if (c->json) {
-            rt__cli_print_json(resp->json);
-        } else if (json_is_array(resp->json)) {
-            size_t i;
-            json_t *v;
-            json_array_foreach(resp->json, i, v) line(v);
-        } else {
-            line(resp->json);
-        }
-    }
-    rt_api_resp_cleanup(resp);
-    rt__cli_cleanup(c);
-    return rc;
-}
-
 static const char *s_or(json_t *o, const char *k, const char *def)
 {
     const char *v = json_string_value(json_object_get(o, k));
@@ -53,7 +33,7 @@ int rt__cli_key(int argc, char **argv)
         goto usage;
     if (strcmp(argv[0], "list") == 0) {
         rt__cli_call(&c, "GET", "/api/v1/keys", NULL, 0, NULL, 0, NULL, &resp);
-        return finish(&c, &resp, key_line);
+        return rt__cli_finish(&c, &resp, key_line);
     }
     if (strcmp(argv[0], "create") == 0 && rt__cli_has(&c, "scope")) {
         json_t *o = json_pack("{s:s}", "scope", rt__cli_opt(&c, "scope", ""));
@@ -66,7 +46,7 @@ int rt__cli_key(int argc, char **argv)
         rt__cli_call(&c, "POST", "/api/v1/keys", NULL, 0, body, strlen(body),
                      "application/json", &resp);
         free(body);
-        return finish(&c, &resp, key_line);
+        return rt__cli_finish(&c, &resp, key_line);
     }
     if (strcmp(argv[0], "revoke") == 0 && c.npos == 1) {
         char path[96];
@@ -123,5 +103,5 @@ int rt__cli_profiling(int argc, char **argv)
     struct rt_api_resp resp;
     rt__cli_call(&c, "PUT", path, NULL, 0, body, strlen(body), "application/json", &resp);
     free(body);
-    return finish(&c, &resp, profiling_line);
+    return rt__cli_finish(&c, &resp, profiling_line);
 }

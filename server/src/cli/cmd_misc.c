@@ -19,26 +19,6 @@ int rt__cli_health(int argc, char **argv)
     return rc;
 }
 
-/* Prints a created or listed object: JSON with --json, else one line per item via fmt. */
-static int print_result(struct cli *c, struct rt_api_resp *resp, void (*line)(json_t *))
-{
-    int rc = rt__cli_check(resp);
-    if (!rc && resp->json) {
-        if (c->json) {
-            rt__cli_print_json(resp->json);
-        } else if (json_is_array(resp->json)) {
-            size_t i;
-            json_t *v;
-            json_array_foreach(resp->json, i, v) line(v);
-        } else {
-            line(resp->json);
-        }
-    }
-    rt_api_resp_cleanup(resp);
-    rt__cli_cleanup(c);
-    return rc;
-}
-
 static void issue_line(json_t *i)
 {
     printf("issue %s  %s  started %s  %s\n", json_string_value(json_object_get(i, "id")),
@@ -78,7 +58,7 @@ int rt__cli_issue(int argc, char **argv)
     if (strcmp(argv[0], "list") == 0) {
         struct rt_api_param p = {"service", rt__cli_opt(&c, "service", NULL)};
         rt__cli_call(&c, "GET", "/api/v1/issues", &p, p.value ? 1 : 0, NULL, 0, NULL, &resp);
-        return print_result(&c, &resp, issue_line);
+        return rt__cli_finish(&c, &resp, issue_line);
     }
     if (strcmp(argv[0], "create") == 0 && rt__cli_has(&c, "service") && rt__cli_has(&c, "at")) {
         static const char *const keys[] = {"service", "title", "at", NULL};
@@ -87,7 +67,7 @@ int rt__cli_issue(int argc, char **argv)
         rt__cli_call(&c, "POST", "/api/v1/issues", NULL, 0, body, strlen(body),
                      "application/json", &resp);
         free(body);
-        return print_result(&c, &resp, issue_line);
+        return rt__cli_finish(&c, &resp, issue_line);
     }
 usage:
     fprintf(stderr, "usage: roottrace issue create --service S --at TIME [--title T] [--json]\n"
@@ -112,5 +92,5 @@ int rt__cli_deploy(int argc, char **argv)
     rt__cli_call(&c, "POST", "/api/v1/deploys", NULL, 0, body, strlen(body), "application/json",
                  &resp);
     free(body);
-    return print_result(&c, &resp, deploy_line);
+    return rt__cli_finish(&c, &resp, deploy_line);
 }

@@ -4,6 +4,7 @@
 
 #include "rt/err.h"
 #include "rt/export.h"
+#include "rt/str.h"
 
 /* Appends a frame name for a folded line: ';' would split it and a newline end the line. */
 static int put_folded_frame(struct rt_buf *b, const char *s, size_t n)
@@ -38,25 +39,6 @@ int rt_export_folded(const struct rt_profile *p, struct rt_buf *out)
     return rc;
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t len = s[0] >= 0xf5 ? 0 : s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-    if (len == 0 || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    uint32_t c = len == 2 ? (s[0] & 0x1fu) << 6 | (s[1] & 0x3fu)
-               : len == 3 ? (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu)
-                          : (s[0] & 0x07u) << 18 | (s[1] & 0x3fu) << 12 | (s[2] & 0x3fu) << 6 |
-                                (s[3] & 0x3fu);
-    if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-        (len == 4 && (c < 0x10000 || c > 0x10ffff)))
-        return 0;
-    return len;
-}
-
 /* Appends s as a JSON string; invalid UTF-8 becomes U+FFFD. */
 static int put_json_str(struct rt_buf *b, const char *str, size_t n)
 {
@@ -75,7 +57,7 @@ static int put_json_str(struct rt_buf *b, const char *str, size_t n)
             rc = rt_buf_append(b, &s[i], 1);
             i++;
         } else {
-            size_t len = utf8_len(s + i, n - i);
+            size_t len = rt_utf8_seq_len(s + i, n - i);
             rc = len ? rt_buf_append(b, s + i, len) : rt_buf_puts(b, "\\ufffd");
             i += len ? len : 1;
         }
