@@ -160,8 +160,10 @@ def test_instances_status_and_stale(tmp_path):
         poll(srv, key, instance="live", status="declined: V8 profiler in use",
              sdk_version="0.1.0", version="2.0", interval_us="10000")
         poll(srv, key, instance="gone", status="profiling")
-        assert poll(srv, key, instance="x", status="sleeping").status == 400
-        assert poll(srv, key, instance="x", status="error: " + "x" * 300).status == 400
+        # A malformed status costs the SDK nothing (it would fail closed); the instance says so.
+        assert poll(srv, key, instance="odd", status="sleeping").status == 200
+        assert poll(srv, key, instance="long", status="error: " + "x" * 300).status == 200
+        assert poll(srv, key, instance="a/b").status == 400
         time.sleep(3.5)
         poll(srv, key, instance="live", status="declined: V8 profiler in use")
         time.sleep(1.2)  # the poll writer's batch
@@ -171,6 +173,8 @@ def test_instances_status_and_stale(tmp_path):
         assert inst["live"]["runtime"] == "node" and inst["live"]["sdk_version"] == "0.1.0"
         assert inst["live"]["stale"] is False
         assert inst["gone"]["stale"] is True
+        assert inst["odd"]["status"].startswith("error: malformed status")
+        assert inst["long"]["status"].startswith("error: malformed status")
     finally:
         srv.stop()
 
@@ -198,3 +202,27 @@ def test_null_resets_an_override_and_quoted_etags_are_accepted(server):
     time.sleep(1.2)
     svc = [s for s in server.get("/api/v1/services").json() if s["name"] == "svc"][0]
     assert svc["instances"][0]["interval_us"] is None
+
+
+def test_wait_is_clamped_not_refused(server):
+    key = server.key("ingest")
+    etag = poll(server, key).json()["etag"]
+    for w in ("-5", "0"):
+        t0 = time.monotonic()
+        assert poll(server, key, etag=etag, wait=w).status == 304
+        assert time.monotonic() - t0 < 0.5
+    assert poll(server, key, etag=etag, wait="soon").status == 400
+
+
+def test_names_are_checked_the_same_everywhere(server):
+    key = server.key("ingest")
+    for bad in ("a/b", "tab\tx", "new\nline", "x" * 201, ""):
+        assert poll(server, key, service=bad).status == 400, bad
+        assert server.upload(b"main;a 1", content_type="text/plain", service=bad, type="cpu",
+                             unit="samples", period_ns="1000000").status == 400, bad
+    assert server.put("/api/v1/services/" + "x" * 300 + "/profiling",
+                      body={"enabled": True}).status == 400
+    r = server.put("/api/v1/services/x%FF/profiling", body={"enabled": True})
+    assert r.status == 400
+    assert server.put("/api/v1/services/caf%C3%A9/profiling", body={"enabled": True}).status == 200
+    assert poll(server, key, service="café").json()["enabled"] is True

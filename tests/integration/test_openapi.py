@@ -819,7 +819,8 @@ def test_sdk_config_answers(api):
     inst = svcs["polled"]["instances"][0]
     assert inst["status"] == "waiting: no config yet" and inst["runtime"] == "node"
     for params, word in (({"service": "polled"}, "instance"), ({"instance": "n-1"}, "service"),
-                         ({**q, "status": "sleeping"}, "status"),
+                         ({**q, "sdk_version": "v" * 201}, "sdk_version"),
+                         ({**q, "instance": "a/b"}, "instance"),
                          ({**q, "interval_us": "-1"}, "interval_us"),
                          ({**q, "wait": "soon"}, "wait")):
         api.error("get", P, 400, "invalid_argument", [word], params=params, token=key)

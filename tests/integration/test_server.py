@@ -98,3 +98,13 @@ def test_cli_on_data_dir_matches_api(tmp_path):
     assert "Capacity:" in plain and "vCPU-hours/month" in plain
     row = [l for l in plain.splitlines() if l.endswith("  b")][0].split()
     assert row[0] == "120ms" and row[1] == "80.00%"
+
+
+def test_request_log_cannot_be_forged(tmp_path):
+    srv = Server(tmp_path / "data").start()
+    forged = '2026-11-30T00:00:00Z info 127.0.0.1 "POST /api/v1/keys" 201'
+    srv.get("/nope%0A" + forged.replace(" ", "%20").replace('"', "%22"), token="")
+    srv.stop()
+    lines = open(srv.log_path).read().splitlines()
+    assert not any(l.startswith("2026-11-30T00:00:00Z info") for l in lines)
+    assert any("/nope\\x0a2026" in l for l in lines)

@@ -49,10 +49,11 @@ struct rt_control *rt_control_new(struct rt_store *store, int64_t poll_interval_
 /* Flushes queued polls, stops the writer thread, frees c; accepts NULL. */
 void rt_control_free(struct rt_control *c);
 
-/* Makes sure an admin key exists (DESIGN §9). With env_token (ROOTTRACE_BOOTSTRAP_TOKEN)
- * non-empty, that token is made an admin key unless it already is one; otherwise, when no
- * active admin key exists, a random one is made. *shown receives a token the caller must
- * print once (caller frees), or NULL when nothing new was made. */
+/* Makes sure an admin key exists (DESIGN §9). Only when no active admin key exists (the first
+ * start, or every admin revoked): env_token (ROOTTRACE_BOOTSTRAP_TOKEN, at least 16
+ * characters) becomes one unless it was revoked before (RT_EINVAL), else a random one is
+ * made and *shown receives it, to print once (caller frees). Otherwise nothing changes and
+ * env_token is ignored. Audited. */
 int rt_control_bootstrap(struct rt_control *c, const char *env_token, char **shown,
                          struct rt_error *err);
 

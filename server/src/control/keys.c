@@ -136,33 +136,54 @@ void rt_control_local_principal(struct rt_principal *who)
     snprintf(who->actor, sizeof(who->actor), "local cli");
 }
 
+/* Does this token's hash belong to a key, active or revoked? */
+static bool known_token(struct rt_control *c, const char *token)
+{
+    uint8_t h[32];
+    hash_token(token, h);
+    bool known = false;
+    pthread_rwlock_rdlock(&c->lock);
+    for (size_t i = 0; i < c->nkeys; i++)
+        known |= sodium_memcmp(h, c->keys[i].hash, 32) == 0;
+    pthread_rwlock_unlock(&c->lock);
+    return known;
+}
+
 int rt_control_bootstrap(struct rt_control *c, const char *env_token, char **shown,
                          struct rt_error *err)
 {
     *shown = NULL;
-    struct rt_principal who;
-    if (env_token && *env_token) {
-        if (strlen(env_token) < 16)
-            return rt_error_set(err, RT_EINVAL,
-                                "ROOTTRACE_BOOTSTRAP_TOKEN must be at least 16 characters");
-        if (rt_control_authenticate(c, env_token, &who) && who.scope == RT_SCOPE_ADMIN)
-            return 0;
-        int64_t id, at;
-        return add_key(c, RT_SCOPE_ADMIN, NULL, "bootstrap", env_token, &id, &at, err);
-    }
     bool have_admin = false;
     pthread_rwlock_rdlock(&c->lock);
     for (size_t i = 0; i < c->nkeys; i++)
         have_admin |= c->keys[i].scope == RT_SCOPE_ADMIN && !c->keys[i].revoked_at_ns;
     pthread_rwlock_unlock(&c->lock);
+    /* Only a server with no active admin key is bootstrapped: the first start, or one whose
+     * admins were all revoked. A token once revoked is never brought back. */
     if (have_admin)
         return 0;
+    int64_t id, at;
+    struct rt_principal server = {.scope = RT_SCOPE_ADMIN, .actor = "server bootstrap"};
+    if (env_token && *env_token) {
+        if (strlen(env_token) < 16)
+            return rt_error_set(err, RT_EINVAL,
+                                "ROOTTRACE_BOOTSTRAP_TOKEN must be at least 16 characters");
+        if (known_token(c, env_token))
+            return rt_error_set(err, RT_EINVAL,
+                                "ROOTTRACE_BOOTSTRAP_TOKEN was revoked; give another one");
+        int rc = add_key(c, RT_SCOPE_ADMIN, NULL, "bootstrap", env_token, &id, &at, err);
+        if (rc == 0)
+            rt_control_audit(c, &server, "key.bootstrap", "admin", "from the environment",
+                             NULL);
+        return rc;
+    }
     char token[64];
     new_token(token, sizeof(token));
-    int64_t id, at;
     int rc = add_key(c, RT_SCOPE_ADMIN, NULL, "bootstrap", token, &id, &at, err);
-    if (rc == 0)
+    if (rc == 0) {
         *shown = strdup(token);
+        rt_control_audit(c, &server, "key.bootstrap", "admin", "random, shown once", NULL);
+    }
     sodium_memzero(token, sizeof(token));
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "api_util.h"
+#include "rt/str.h"
 #include "rt/timeutil.h"
 
 void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_control *control)
@@ -132,6 +133,18 @@ int rt__api_type(const struct rt_api_req *req, struct rt_api_resp *resp, enum rt
         return 0;
     rt__api_error(resp, RT_EINVAL, "type must be 'cpu' or 'wall', got '%.64s'", v);
     return -1;
+}
+
+bool rt__api_valid_name(struct rt_api_resp *resp, const char *what, const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    bool ok = n >= 1 && n <= 200 && !strchr(name, '/') && !strchr(name, '\t') &&
+              rt_str_is_clean_utf8(name, n);
+    if (!ok)
+        rt__api_error(resp, RT_EINVAL,
+                      "%s names are 1 to 200 bytes of UTF-8 without control characters or '/'",
+                      what);
+    return ok;
 }
 
 json_t *rt__api_time_json(int64_t ns)
@@ -262,7 +275,7 @@ void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                      struct rt_api_resp *resp)
 {
     memset(resp, 0, sizeof(*resp));
-    char arg[256];
+    char arg[1024];
     const struct route *found = NULL;
     bool path_known = false;
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && !found; i++) {

@@ -1,6 +1,9 @@
 /* Control-plane routes (DESIGN §5, §9; docs/control-plane.md): API keys, the per-service
  * profiling toggle, the SDK config poll with its long poll, and the audit log. */
 #include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <strings.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +30,11 @@ void rt__api_post_key(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     json_t *body = rt__api_body_object(req, resp);
     if (!body)
         return;
+    const char *bound = json_string_value(json_object_get(body, "service"));
+    if (bound && !rt__api_valid_name(resp, "service", bound)) {
+        json_decref(body);
+        return;
+    }
     json_t *k = rt_control_create_key(ctx->control,
                                       json_string_value(json_object_get(body, "scope")),
                                       json_string_value(json_object_get(body, "service")),
@@ -91,7 +99,7 @@ void rt__api_put_profiling(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                            struct rt_api_resp *resp, const char *service)
 {
     struct rt_error err = {0};
-    if (!need_control(ctx, resp))
+    if (!need_control(ctx, resp) || !rt__api_valid_name(resp, "service", service))
         return;
     json_t *body = rt__api_body_object(req, resp);
     if (!body)
@@ -141,9 +149,7 @@ static bool valid_status(const char *s)
     if (!s[n])
         return true;
     const char *reason = s + n + 1;
-    if (*reason == ' ')
-        reason++;
-    if (strlen(reason) > MAX_REASON)
+    if (*reason++ != ' ' || !*reason || strlen(reason) > MAX_REASON)
         return false;
     for (const char *p = reason; *p; p++)
         if (!isprint((unsigned char)*p))
@@ -165,16 +171,44 @@ static int record(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     p.status = rt_api_param(req, "status");
     p.poll_interval_s = rt_control_poll_interval_s(ctx->control);
     p.at_ns = rt_time_now_ns();
-    if (p.status && !valid_status(p.status)) {
-        rt__api_error(resp, RT_EINVAL,
-                      "status must be '<state>[: <reason>]' with state one of profiling, "
-                      "disabled, waiting, unavailable, declined, error and a reason of at most "
-                      "200 printable ASCII characters");
-        return -1;
+    /* A malformed status does not cost the SDK its config (it would then fail closed): the
+     * poll counts, and the instance shows that its status could not be read. */
+    if (p.status && !valid_status(p.status))
+        p.status = "error: malformed status from the SDK (see docs/control-plane.md)";
+    static const char *const fields[] = {"runtime", "runtime_version", "sdk_version", "version"};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char *v = rt_api_param(req, fields[i]);
+        if (v && strlen(v) > MAX_REASON) {
+            rt__api_error(resp, RT_EINVAL, "'%s' is at most %d bytes", fields[i], MAX_REASON);
+            return -1;
+        }
     }
     if (rt__api_int(req, resp, "interval_us", 0, INT64_MAX, &p.interval_us))
         return -1;
     rt_control_record_poll(ctx->control, &p);
+    return 0;
+}
+
+/* wait=S in seconds, clamped to [0, 30] (DESIGN §5: the server clamps, it does not refuse);
+ * only a value that is no number at all is refused. */
+static int read_wait(const struct rt_api_req *req, struct rt_api_resp *resp, int64_t *ns)
+{
+    const char *s = rt_api_param(req, "wait");
+    *ns = 0;
+    if (!s)
+        return 0;
+    int64_t d;
+    if (rt_duration_parse(s, &d) == 0) { /* "8", "8s", "1.5", "1m" */
+        *ns = d > MAX_WAIT_S * RT_NS_PER_S ? MAX_WAIT_S * RT_NS_PER_S : d;
+        return 0;
+    }
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || isnan(v) || strpbrk(s, "xX")) {
+        rt__api_error(resp, RT_EINVAL, "wait must be a number of seconds, got '%.40s'", s);
+        return -1;
+    }
+    *ns = v <= 0 ? 0 : MAX_WAIT_S * RT_NS_PER_S; /* negative, or too large to parse */
     return 0;
 }
 
@@ -186,12 +220,11 @@ void rt__api_get_sdk_config(struct rt_api_ctx *ctx, const struct rt_api_req *req
     const char *service = rt__api_need(req, resp, "service");
     const char *instance = service ? rt__api_need(req, resp, "instance") : NULL;
     int64_t wait_ns = 0;
-    if (!instance || rt__api_seconds(req, resp, "wait", &wait_ns))
+    if (!instance || read_wait(req, resp, &wait_ns))
         return;
-    if (strlen(service) > 200 || strlen(instance) > 200) {
-        rt__api_error(resp, RT_EINVAL, "service and instance names are at most 200 bytes");
+    if (!rt__api_valid_name(resp, "service", service) ||
+        !rt__api_valid_name(resp, "instance", instance))
         return;
-    }
     if (!req->no_hold && record(ctx, req, resp, service, instance))
         return;
     struct rt_sdk_config cfg;

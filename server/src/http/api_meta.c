@@ -60,8 +60,10 @@ void rt__api_post_issue(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     issue.service = json_string_value(json_object_get(body, "service"));
     issue.title = json_string_value(json_object_get(body, "title"));
     json_t *started = json_object_get(body, "started_at");
-    if (!issue.service || !*issue.service) {
-        rt__api_error(resp, RT_EINVAL, "'service' (a string) is required");
+    if (!rt__api_valid_name(resp, "service", issue.service))
+        goto out_put_body;
+    if (issue.title && strlen(issue.title) > 1000) {
+        rt__api_error(resp, RT_EINVAL, "'title' is at most 1000 bytes");
         goto out_put_body;
     }
     if (!started || rt__api_json_time(started, &issue.started_at_ns)) {
@@ -133,8 +135,10 @@ void rt__api_post_deploy(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     d.version = json_string_value(json_object_get(body, "version"));
     d.source = "declared";
     json_t *at = json_object_get(body, "at");
-    if (!d.service || !*d.service || !d.version || !*d.version) {
-        rt__api_error(resp, RT_EINVAL, "'service' and 'version' (strings) are required");
+    if (!rt__api_valid_name(resp, "service", d.service))
+        goto out_put_body;
+    if (!d.version || !*d.version || strlen(d.version) > 200) {
+        rt__api_error(resp, RT_EINVAL, "'version' (a string of 1 to 200 bytes) is required");
         goto out_put_body;
     }
     if (!at)
@@ -183,6 +187,7 @@ struct services_ctx {
     struct rt_store *store;
     json_t *arr;
     json_t *current;  /* the service whose instances are being listed */
+    json_t *by_name;  /* its instances by name (borrowed references) */
     int64_t now_ns;
     int64_t poll_interval_s;
 };
@@ -205,9 +210,10 @@ static int instance_cb(void *ud, const struct rt_instance_info *in)
                   "version", nullable(in->version), "status", nullable(in->status), "last_seen",
                   rt__api_time_json(in->last_seen_ns), "first_seen",
                   rt__api_time_json(in->first_seen_ns), "stale", stale));
-    json_object_set_new(json_array_get(json_object_get(svc, "instances"),
-                                       json_array_size(json_object_get(svc, "instances")) - 1),
-                        "interval_us", json_null());
+    json_t *added = json_array_get(json_object_get(svc, "instances"),
+                                   json_array_size(json_object_get(svc, "instances")) - 1);
+    json_object_set_new(added, "interval_us", json_null());
+    json_object_set(sc->by_name, in->instance, added);
     return 0;
 }
 
@@ -216,18 +222,14 @@ static int instance_cb(void *ud, const struct rt_instance_info *in)
 static int status_cb(void *ud, const struct rt_instance_status *st)
 {
     struct services_ctx *sc = ud;
-    size_t i;
-    json_t *inst;
-    json_array_foreach(json_object_get(sc->current, "instances"), i, inst) {
-        if (strcmp(json_string_value(json_object_get(inst, "instance")), st->instance) != 0)
-            continue;
-        json_object_set_new(inst, "interval_us",
-                            st->interval_us > 0 ? json_integer(st->interval_us) : json_null());
-        if (st->poll_interval_s > 0)
-            json_object_set_new(inst, "stale",
-                                json_boolean(sc->now_ns - st->last_seen_ns >
-                                             3 * st->poll_interval_s * RT_NS_PER_S));
-    }
+    json_t *inst = json_object_get(sc->by_name, st->instance);
+    if (!inst)
+        return 0;
+    json_object_set_new(inst, "interval_us",
+                        st->interval_us > 0 ? json_integer(st->interval_us) : json_null());
+    if (st->poll_interval_s > 0)
+        json_object_set_new(inst, "stale", json_boolean(sc->now_ns - st->last_seen_ns >
+                                                        3 * st->poll_interval_s * RT_NS_PER_S));
     return 0;
 }
 
@@ -252,12 +254,14 @@ void rt__api_get_services(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                           struct rt_api_resp *resp, const char *arg)
 {
     struct rt_error err = {0};
-    struct services_ctx sc = {ctx->store, json_array(), NULL, rt_time_now_ns(),
+    struct services_ctx sc = {ctx->store, json_array(), NULL, NULL, rt_time_now_ns(),
                               ctx->control ? rt_control_poll_interval_s(ctx->control) : 10};
     /* Services first, then each one's instances: a store callback never calls the store. */
     int rc = rt_store_scan_services(ctx->store, service_cb, &sc, &err);
     for (size_t i = 0; rc >= 0 && i < json_array_size(sc.arr); i++) {
         sc.current = json_array_get(sc.arr, i);
+        json_decref(sc.by_name);
+        sc.by_name = json_object();
         rc = rt_store_scan_instances(ctx->store,
                                      json_string_value(json_object_get(sc.current, "name")),
                                      instance_cb, &sc, &err);
@@ -266,6 +270,7 @@ void rt__api_get_services(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                 ctx->store, json_string_value(json_object_get(sc.current, "name")), status_cb,
                 &sc, &err);
     }
+    json_decref(sc.by_name);
     if (rc < 0) {
         json_decref(sc.arr);
         rt__api_error(resp, err.code ? err.code : RT_EIO, "%s", err.msg);

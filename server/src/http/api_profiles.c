@@ -39,10 +39,17 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
         rt__api_error(resp, RT_EINVAL, "type must be 'cpu' or 'wall', got '%.64s'", p->type);
         return -1;
     }
-    if (strlen(p->service) > 200 || (p->instance && strlen(p->instance) > 200)) {
-        rt__api_error(resp, RT_EINVAL, "service and instance names are at most 200 bytes");
+    if (!rt__api_valid_name(resp, "service", p->service) ||
+        (p->instance && !rt__api_valid_name(resp, "instance", p->instance)))
         return -1;
-    }
+    const char *texts[] = {p->runtime, p->runtime_version, p->sdk_version, p->version,
+                           p->profile_id};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+        if (texts[i] && strlen(texts[i]) > 200) {
+            rt__api_error(resp, RT_EINVAL, "runtime, versions and profile_id are at most 200 "
+                                           "bytes");
+            return -1;
+        }
     if (rt__api_int(req, resp, "period_ns", 1, INT64_MAX, &p->period_ns) ||
         rt__api_time(req, resp, "start", &p->start_ns) ||
         rt__api_seconds(req, resp, "duration_s", &p->duration_ns) ||

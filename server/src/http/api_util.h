@@ -36,6 +36,11 @@ int rt__api_seconds(const struct rt_api_req *req, struct rt_api_resp *resp, cons
 /* Reads type=cpu|wall (required) into *t; fills resp with 400 and returns -1 otherwise. */
 int rt__api_type(const struct rt_api_req *req, struct rt_api_resp *resp, enum rt_ptype *t);
 
+/* Checks a service or instance name (1-200 bytes of UTF-8, no control character, no '/':
+ * a name must fit a path segment of PUT /api/v1/services/{name}/profiling). On a bad one
+ * fills resp with 400 naming what (e.g. "service") and returns false. */
+bool rt__api_valid_name(struct rt_api_resp *resp, const char *what, const char *name);
+
 /* RFC 3339 string of ns as a new JSON string. */
 json_t *rt__api_time_json(int64_t ns);
 

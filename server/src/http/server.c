@@ -212,6 +212,20 @@ static void *waker(void *arg)
     return NULL;
 }
 
+/* "METHOD /path" for the request log, with every byte outside printable ASCII written as
+ * \xNN: a path is the client's text and must not forge log lines. */
+static void log_what(char *out, size_t n, const char *method, const char *url)
+{
+    size_t o = (size_t)snprintf(out, n, "%.16s ", method);
+    for (const unsigned char *p = (const unsigned char *)url; *p && o + 5 < n; p++) {
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '"')
+            out[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", *p);
+    }
+    out[o < n ? o : n - 1] = '\0';
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls)
@@ -223,7 +237,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return MHD_NO;
         rt_buf_init(&r->body, srv->api.limits.max_compressed);
         r->t0 = rt_time_mono_ns();
-        snprintf(r->what, sizeof(r->what), "%s %s", method, url);
+        log_what(r->what, sizeof(r->what), method, url);
         *con_cls = r;
         return MHD_YES;
     }

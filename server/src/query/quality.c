@@ -36,11 +36,13 @@ json_t *rt__query_agreement_json(const struct rt__query_ctx *c, int k)
     json_object_set_new(o, "ratio", os > 0 ? json_real(sampled / os) : json_null());
     json_t *warning = json_null();
     if (os > 0 ? fabs(sampled - os) > RT__QUERY_AGREEMENT_TOLERANCE * os : sampled > 0) {
-        char msg[300];
+        char msg[400];
         snprintf(msg, sizeof(msg),
                  "sampled CPU (%.3f s) differs from the CPU the OS accounted to the main JS "
-                 "thread (%.3f s) by more than %.0f %%: code blocked synchronously still "
-                 "reads as CPU, and missed ticks read as less",
+                 "thread (%.3f s) by more than %.0f %%: V8 ticks on wall-clock time, so a "
+                 "thread that waits for a core (CPU contention, a CPU limit) or blocks "
+                 "synchronously still reads as CPU, and missed ticks read as less; the "
+                 "capacity figures use the sampled CPU",
                  sampled, os, RT__QUERY_AGREEMENT_TOLERANCE * 100);
         warning = json_string(msg);
     }

@@ -35,9 +35,10 @@ static void test_bootstrap_and_authenticate(void)
     CHECK(again == NULL);
     CHECK(!rt_control_authenticate(c, "rt_wrong", &who));
     CHECK(!rt_control_authenticate(c, "", &who));
-    CHECK_INT(rt_control_bootstrap(c, "short", &again, &err), RT_EINVAL);
+    /* An admin exists: the environment's token is ignored, not added. */
     CHECK_INT(rt_control_bootstrap(c, "a-token-from-the-environment", &again, &err), 0);
-    CHECK(rt_control_authenticate(c, "a-token-from-the-environment", &who));
+    CHECK(!rt_control_authenticate(c, "a-token-from-the-environment", &who));
+    CHECK(rt_control_authenticate(c, shown, &who));
 
     json_t *k = rt_control_create_key(c, "ingest", "shop", "ci", &who, &err);
     CHECK(k != NULL);
@@ -59,12 +60,41 @@ static void test_bootstrap_and_authenticate(void)
     c = rt_control_new(s, 10, &err);
     CHECK(rt_control_authenticate(c, shown, &who));
     json_t *keys = rt_control_list_keys(c, &err);
-    CHECK_INT(json_array_size(keys), 3);
+    CHECK_INT(json_array_size(keys), 2);
     CHECK(json_object_get(json_array_get(keys, 0), "key") == NULL);
     json_decref(keys);
     rt_control_free(c);
     free(shown);
     rt_store_free(s);
+}
+
+/* With every admin revoked the environment's token bootstraps again, but never a revoked
+ * token: a restart must not bring a revoked key back. */
+static void test_bootstrap_after_revocation(void)
+{
+    static char d2[] = "/tmp/rt-control2-XXXXXX";
+    struct rt_error err = {0};
+    if (!mkdtemp(d2))
+        return;
+    struct rt_store *s = rt_store_open(d2, &err);
+    struct rt_control *c = rt_control_new(s, 10, &err);
+    char *shown = NULL;
+    const char *t1 = "first-bootstrap-token-0001";
+    CHECK_INT(rt_control_bootstrap(c, "short", &shown, &err), RT_EINVAL);
+    CHECK_INT(rt_control_bootstrap(c, t1, &shown, &err), 0);
+    CHECK(shown == NULL);
+    struct rt_principal who;
+    CHECK(rt_control_authenticate(c, t1, &who));
+    CHECK_INT(rt_control_revoke_key(c, who.key_id, &who, &err), 0);
+    CHECK_INT(rt_control_bootstrap(c, t1, &shown, &err), RT_EINVAL);
+    CHECK(!rt_control_authenticate(c, t1, &who));
+    CHECK_INT(rt_control_bootstrap(c, "second-bootstrap-token-02", &shown, &err), 0);
+    CHECK(rt_control_authenticate(c, "second-bootstrap-token-02", &who));
+    rt_control_free(c);
+    rt_store_free(s);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", d2);
+    CHECK_INT(system(cmd), 0);
 }
 
 static void test_sdk_config(void)
@@ -137,6 +167,7 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     RUN(test_bootstrap_and_authenticate);
+    RUN(test_bootstrap_after_revocation);
     RUN(test_sdk_config);
     RUN(test_polls_are_batched);
     char cmd[64];
