@@ -100,4 +100,9 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h $(call libs_of,cli)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ibench -o $@ $< $(call libs_of,cli) $(LDFLAGS) $(LDLIBS)
 
+# SDK overhead: a workload with each SDK at defaults against without it (docs/performance.md).
+.PHONY: bench-sdk
+bench-sdk: deps all
+	bench/sdk_overhead/run.sh
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

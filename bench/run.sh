@@ -60,4 +60,6 @@ END {
         printf "%-34s %-44s\n", "  ratio diff / pprof binary", bratio "x"
     }
 }' "$out/diff.txt"
+echo
+echo "== SDK overhead (Node and Python SDKs on/off, a real server): make bench-sdk"
 exit $status

@@ -38,47 +38,50 @@ def test_kill_9_loses_no_acknowledged_profile(tmp_path):
     # Recent profiles: the restarted server's retention sweep (30 d) would delete older ones.
     T = int(time.time()) - 3600
     srv = Server(tmp_path / "data").start()
-    acked, lock, stop = [], threading.Lock(), threading.Event()
+    try:
+        acked, lock, stop = [], threading.Lock(), threading.Event()
 
-    def client(cid):
-        k = 0
-        while not stop.is_set() and k < 2000:
-            pid = f"00000000-0000-4000-8000-{cid:04d}{k:08d}"
-            try:
-                r = srv.upload(pb.cpu_profile({f"main;c{cid}": 1 + k % 7},
-                                              time_nanos=(T + k) * S, duration_nanos=S),
-                               service="crash", instance=f"c{cid}", profile_id=pid,
-                               timeout=5)
-            except OSError:
-                return
-            if r.status == 201:
-                with lock:
-                    acked.append(pid)
-            k += 1
+        def client(cid):
+            k = 0
+            while not stop.is_set() and k < 2000:
+                pid = f"00000000-0000-4000-8000-{cid:04d}{k:08d}"
+                try:
+                    r = srv.upload(pb.cpu_profile({f"main;c{cid}": 1 + k % 7},
+                                                  time_nanos=(T + k) * S, duration_nanos=S),
+                                   service="crash", instance=f"c{cid}", profile_id=pid,
+                                   timeout=5)
+                except OSError:
+                    return
+                if r.status == 201:
+                    with lock:
+                        acked.append(pid)
+                k += 1
 
-    threads = [threading.Thread(target=client, args=(c,)) for c in range(4)]
-    for t in threads:
-        t.start()
-    time.sleep(1.5)
-    srv.proc.kill()
-    srv.proc.wait()
-    stop.set()
-    for t in threads:
-        t.join()
-    assert len(acked) > 20
-    srv.log.close()
-    srv.start()
-    j = srv.get("/api/v1/profile", {"service": "crash", "type": "cpu", "from": T - 1,
-                                    "to": T + 3000}).json()
-    assert j["profiles"] >= len(acked)
-    # Every acknowledged profile is whole: re-uploading it is a duplicate.
-    for pid in acked[:: max(1, len(acked) // 25)]:
-        cid, k = int(pid[24:28]), int(pid[28:])
-        r = srv.upload(pb.cpu_profile({f"main;c{cid}": 1 + k % 7}, time_nanos=(T + k) * S,
-                                      duration_nanos=S),
-                       service="crash", instance=f"c{cid}", profile_id=pid)
-        assert r.status == 200 and r.json()["duplicate"] is True
-    srv.stop()
+        threads = [threading.Thread(target=client, args=(c,)) for c in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(1.5)
+        srv.proc.kill()
+        srv.proc.wait()
+        stop.set()
+        for t in threads:
+            t.join()
+        assert len(acked) > 20
+        srv.log.close()
+        srv.start()
+        j = srv.get("/api/v1/profile", {"service": "crash", "type": "cpu", "from": T - 1,
+                                        "to": T + 3000}).json()
+        assert j["profiles"] >= len(acked)
+        # Every acknowledged profile is whole: re-uploading it is a duplicate.
+        for pid in acked[:: max(1, len(acked) // 25)]:
+            cid, k = int(pid[24:28]), int(pid[28:])
+            r = srv.upload(pb.cpu_profile({f"main;c{cid}": 1 + k % 7}, time_nanos=(T + k) * S,
+                                          duration_nanos=S),
+                           service="crash", instance=f"c{cid}", profile_id=pid)
+            assert r.status == 200 and r.json()["duplicate"] is True
+    finally:
+        if srv.proc.poll() is None:
+            srv.stop()
 
 
 def test_cli_on_data_dir_matches_api(tmp_path):

@@ -1,0 +1,101 @@
+'use strict';
+// A fixed CPU-bound Node workload for bench/sdk_overhead/run.sh: JSON, crypto and string work,
+// the same every run. The work is timed from the moment the SDK is profiling (or at once
+// without it) to its end. With the SDK, profiler.stop() (end the profile, encode, gzip,
+// upload: what each upload interval costs) is timed apart, as stop_wall_s and stop_cpu_s.
+// Usage: node work_node.js ROUNDS                                 (no SDK)
+//        node work_node.js ROUNDS SDK_DIR SERVER KEY SERVICE      (SDK at defaults)
+// Prints one JSON line: {"sdk", "wall_s", "cpu_s", "stop_wall_s", "stop_cpu_s", "checksum",
+// "sdk_info"}.
+
+const crypto = require('node:crypto');
+
+const [roundsArg, sdkDir, server, key, service] = process.argv.slice(2);
+const ROUNDS = Number(roundsArg);
+
+function makeOrder(i) {
+  const lines = [];
+  for (let j = 0; j < 20; j++) {
+    const price = ((i * j) % 500) / 10 + 0.99;
+    lines.push({ sku: `SKU-${(i * 31 + j) % 997}`, qty: ((i + j) % 7) + 1, price });
+  }
+  const notes = 'deliver to the back door '.repeat(3);
+  return { id: i, customer: `customer-${i % 113}`, lines, notes };
+}
+
+function priceOrder(order) {
+  let total = 0;
+  for (const l of order.lines) total += l.qty * l.price;
+  return Math.round(total * 100) / 100;
+}
+
+function oneRound(r) {
+  let check = 0;
+  for (let i = 0; i < 200; i++) {
+    const order = makeOrder(r * 200 + i);
+    const text = JSON.stringify(order);
+    const back = JSON.parse(text);
+    check = (check + priceOrder(back) * 100) % 1e9;
+    const digest = crypto.createHash('sha256').update(text).digest('hex');
+    check = (check + parseInt(digest.slice(0, 6), 16)) % 1e9;
+    const words = text.replace(/[^a-z0-9]+/gi, ' ').split(' ').filter(Boolean);
+    words.sort();
+    check = (check + words.join('-').toUpperCase().length) % 1e9;
+  }
+  return check;
+}
+
+function cpuS() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+async function main() {
+  let profiler = null;
+  let rt = null;
+  if (sdkDir) {
+    rt = require(sdkDir);
+    profiler = rt.start({ server, key, service, version: 'bench-1' });
+    const deadline = Date.now() + 15000;
+    while (rt.status() !== 'profiling') {
+      if (Date.now() > deadline) throw new Error(`SDK not profiling after 15 s: ${rt.status()}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  const t0 = performance.now();
+  const c0 = cpuS();
+  let check = 0;
+  for (let r = 0; r < ROUNDS; r++) check = (check + oneRound(r)) % 1e9;
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = cpuS() - c0;
+  let stopWall = null;
+  let stopCpu = null;
+  if (profiler) {
+    const s0 = performance.now();
+    const sc0 = cpuS();
+    await profiler.stop();
+    stopWall = (performance.now() - s0) / 1000;
+    stopCpu = cpuS() - sc0;
+  }
+  const info = profiler ? profiler.info() : null;
+  process.stdout.write(JSON.stringify({
+    sdk: !!profiler,
+    wall_s: wall,
+    cpu_s: cpu,
+    stop_wall_s: stopWall,
+    stop_cpu_s: stopCpu,
+    checksum: check,
+    sdk_info: info && {
+      status: info.status,
+      profiles: info.profiles,
+      uploads: info.uploads,
+      median_delta_us: info.lastMedianDeltaUs,
+      interval_us: info.interval_us,
+    },
+  }) + '\n');
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
