@@ -2,7 +2,7 @@
 // The SDK's config: compiled-in clamps, validation of what the control plane sends, and the
 // poll loop of docs/control-plane.md (etag + held long poll, fail closed).
 
-const { request, joinUrl } = require('./uploader');
+const { request, joinUrl, serverMessage } = require('./uploader');
 
 // ---- Bounds compiled into the SDK (DESIGN §5). Whatever the server says, these hold. ----
 
@@ -251,7 +251,8 @@ class ConfigPoller {
     }
     if (res.status !== 200) {
       if (res.tooBig) return this._call('onInvalid', `config body over ${CONFIG_MAX_BYTES} bytes`);
-      return this._call('onError', `config poll answered HTTP ${res.status}`);
+      const m = serverMessage(res.body);
+      return this._call('onError', `config poll answered HTTP ${res.status}${m ? `: ${m}` : ''}`);
     }
     if (res.tooBig) return this._call('onInvalid', `config body over ${CONFIG_MAX_BYTES} bytes`);
     const parsed = parseConfig(res.body);

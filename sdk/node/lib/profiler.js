@@ -10,17 +10,27 @@ const config = require('./config');
 const { Sampler, DeclinedError, aggregate, frameNamer, findAppRoot, mainScript } = require('./sampler');
 const { encodeWithin } = require('./encoder');
 const { Uploader } = require('./uploader');
-const { formatStatus } = require('./status');
+const { formatStatus, cleanReason, REASON_MAX } = require('./status');
+const { nameProblem, safeNamePart, NAME_MAX_BYTES } = require('./names');
 
 const SDK_VERSION = require('../package.json').version;
 // stop() and the exit flush wait at most this long (DESIGN §5).
 const FLUSH_TIMEOUT_MS = 5000;
-// The server's limit on service and instance names.
-const NAME_MAX = 200;
+// Reasons that the last poll error is appended to (as `<reason> (<poll error>)`).
+const NO_CONFIG_YET = 'no config yet';
 
-/** `<hostname>-<pid>-<4 random hex>` (DESIGN §5). */
+/**
+ * `<hostname>-<pid>-<4 random hex>` (DESIGN §5), always a name the server accepts: the
+ * suffix takes at most 30 bytes, the host name the rest.
+ */
 function defaultInstance() {
-  return `${os.hostname()}-${process.pid}-${crypto.randomBytes(2).toString('hex')}`.slice(0, NAME_MAX);
+  let host = '';
+  try {
+    host = safeNamePart(os.hostname(), NAME_MAX_BYTES - 30);
+  } catch (e) {
+    host = '';
+  }
+  return `${host || 'localhost'}-${process.pid}-${crypto.randomBytes(2).toString('hex')}`;
 }
 
 /** Checks start()'s options; returns an error reason or null. */
@@ -30,11 +40,16 @@ function checkOptions(o) {
     return 'option server must be an http(s) URL';
   }
   if (typeof o.key !== 'string' || o.key === '') return 'option key is missing';
-  if (typeof o.service !== 'string' || o.service === '' || o.service.length > NAME_MAX) {
-    return `option service must be a name of 1-${NAME_MAX} characters`;
-  }
+  if (o.service == null) return 'option service is missing';
+  if (typeof o.service !== 'string') return 'option service must be a string';
+  const bad = nameProblem(o.service);
+  if (bad) return `invalid service name (${bad})`;
   for (const k of ['version', 'instance', 'root']) {
     if (o[k] != null && typeof o[k] !== 'string') return `option ${k} must be a string`;
+  }
+  if (o.instance != null) {
+    const why = nameProblem(o.instance);
+    if (why) return `invalid instance name (${why})`;
   }
   return null;
 }
@@ -73,7 +88,9 @@ class Profiler {
    */
   constructor(opts) {
     this.state = 'waiting';
-    this.reason = 'no config yet';
+    this.reason = NO_CONFIG_YET;
+    this.pollError = null; // why the last poll gave no valid config (shown while waiting or stale)
+    this.stale = false; // stopped because no valid config came for 3 poll intervals
     this.config = null; // last valid config, clamped
     this.conflict = false; // a 409 stopped profiling; a fresh 200 must say enabled again
     this.stopped = false;
@@ -107,7 +124,7 @@ class Profiler {
     this.sampler = new Sampler({ createSession: opts._createSession || (() => new inspector.Session()) });
     this.root = opts.root ? realpath(path.resolve(opts.root)) : findAppRoot(mainScript());
     this.nameOf = frameNamer(this.root);
-    this.instance = opts.instance ? opts.instance.slice(0, NAME_MAX) : defaultInstance();
+    this.instance = opts.instance != null ? opts.instance : defaultInstance();
     const ids = {
       service: opts.service,
       instance: this.instance,
@@ -123,11 +140,18 @@ class Profiler {
       hooks: {
         query: () => ({ status: this.status(), interval_us: this.intervalUs() }),
         onConfig: (c, info) => this._onConfig(c, info),
-        onInvalid: (reason) => this._failClosed('error', `invalid config: ${reason}`),
-        onStale: () =>
-          this._failClosed('error', `no valid config for ${config.STALE_POLL_INTERVALS} poll intervals`),
+        onInvalid: (reason) => {
+          this.pollError = null;
+          this.stale = false;
+          this._failClosed('error', `invalid config: ${reason}`);
+        },
+        onStale: () => {
+          this._failClosed('error', `no valid config for ${config.STALE_POLL_INTERVALS} poll intervals`);
+          this.stale = !this.stopped && !this.unavailable;
+        },
         onError: (reason) => {
           this.stats.lastError = reason;
+          this.pollError = reason;
         },
       },
     });
@@ -150,8 +174,19 @@ class Profiler {
     return this;
   }
 
-  /** The status string (`<state>[: <reason>]`). */
+  /**
+   * The status string (`<state>[: <reason>]`). While no config has come yet, or after 3 poll
+   * intervals without one, the reason ends with why the last poll failed, the server's
+   * message included (`waiting: no config yet (config poll answered HTTP 403: ...)`), cut so
+   * the whole reason stays within 200 printable ASCII characters.
+   */
   status() {
+    const shows = (this.state === 'waiting' && this.reason === NO_CONFIG_YET) || (this.state === 'error' && this.stale);
+    if (shows && this.pollError && this.reason) {
+      const room = REASON_MAX - this.reason.length - 3;
+      const err = cleanReason(this.pollError).slice(0, Math.max(0, room)).trim();
+      if (err) return formatStatus(this.state, `${this.reason} (${err})`);
+    }
     return formatStatus(this.state, this.reason);
   }
 
@@ -221,6 +256,8 @@ class Profiler {
 
   _onConfig(c, { fresh }) {
     if (this.stopped) return;
+    this.pollError = null;
+    this.stale = false;
     const prev = this.config;
     this.config = c;
     if (!c.enabled) {

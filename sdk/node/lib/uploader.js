@@ -281,16 +281,22 @@ class Uploader {
   }
 }
 
-/** The server's error message, short, for lastError. */
-function detail(body) {
-  if (!body || body.length === 0) return '';
+/** The `message` of the server's JSON error answer (`{"error", "message"}`), or null. */
+function serverMessage(body) {
+  if (!body || body.length === 0) return null;
   try {
     const j = JSON.parse(body.toString('utf8'));
-    if (j && typeof j.message === 'string') return ` (${j.message.slice(0, 120)})`;
+    if (j && typeof j.message === 'string' && j.message !== '') return j.message;
   } catch (e) {
     // not JSON
   }
-  return '';
+  return null;
 }
 
-module.exports = { Uploader, request, joinUrl, QUEUE_MAX, UPLOAD_TIMEOUT_MS };
+/** The server's error message, short, for lastError. */
+function detail(body) {
+  const m = serverMessage(body);
+  return m ? ` (${m.slice(0, 120)})` : '';
+}
+
+module.exports = { Uploader, request, joinUrl, serverMessage, QUEUE_MAX, UPLOAD_TIMEOUT_MS };

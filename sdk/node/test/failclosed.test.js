@@ -60,7 +60,7 @@ test('nothing before a valid config: a server answering 500 never turns profilin
   t.after(() => cp.close());
   await sleep(1500);
   assert.strictEqual(spy.starts, 0);
-  assert.strictEqual(p.status(), 'waiting: no config yet');
+  assert.strictEqual(p.status(), 'waiting: no config yet (config poll answered HTTP 500)');
   assert.strictEqual(cp.polls.length, 1, 'before any config the poll interval is the default 10 s');
   await p.stop();
 });
@@ -145,7 +145,7 @@ test('three poll intervals without a valid config (500s) stop profiling', async 
   assert.ok(await until(() => spy.active === 0, 5000), 'off after 3 poll intervals');
   const offAfter = performance.now() - t0;
   assert.ok(offAfter > 1000 && offAfter < 4500, `off ${offAfter} ms after the server went bad`);
-  assert.strictEqual(p.status(), 'error: no valid config for 3 poll intervals');
+  assert.strictEqual(p.status(), 'error: no valid config for 3 poll intervals (config poll answered HTTP 500)');
   const pollsAtOff = cp.polls.length;
   await sleep(2000);
   const rate = (cp.polls.length - pollsAtOff) / 2;

@@ -191,6 +191,8 @@ describe('hostile control plane answers', { concurrency: true }, () => {
       },
       { expectOff: true, stale: true },
     );
+    // The dripping poll is still in flight (it is abandoned 10 s after its wait): no poll
+    // error to show yet.
     assert.strictEqual(p.status(), 'error: no valid config for 3 poll intervals');
   });
 

@@ -43,6 +43,7 @@ class FakeControlPlane:
         self.mode = "normal"
         self.raw_body = b""
         self.code = 500
+        self.status_body = b'{"error":"boom"}'  # body of the "status" mode's answer
         self.polls = []
         self.uploads = []
         self.upload_answer = lambda params: 201  # status for each upload
@@ -176,7 +177,7 @@ class FakeControlPlane:
             h.wfile.flush()
 
     def _mode_status(self, h, params):
-        self._send(h, self.code, b'{"error":"boom"}')
+        self._send(h, self.code, self.status_body)
 
     def _mode_reset(self, h, params):
         h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

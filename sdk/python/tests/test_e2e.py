@@ -219,3 +219,21 @@ def test_upload_answers_201_duplicate_and_409_as_the_sdk_expects(server):
     bad = Agent(server, "not-a-key", "e2e-upload")
     bad.uploader.put(Profile(str(uuid.uuid4()), "x", now, 10 ** 9, 1, [], None))
     assert bad.uploader.upload_one() == "dropped"  # 401: dropped, not retried
+
+
+def test_the_sdk_name_rule_matches_the_server(server):
+    # Every name the SDK accepts, the server accepts on a config poll, and every name the
+    # SDK refuses, the server answers with 400 (so no SDK is left `waiting` forever).
+    from roottrace.names import name_problem
+    key = ingest_key(server)
+    names = ["caf\u00e9-\u670d\u52a1-\U0001f680", "a\u0085b", "\u00e9" * 100, "x" * 200,
+             "a b.c:d@e", "", "x" * 201, "\u00e9" * 100 + "x", "a\nb", "a/b", "a\tb",
+             "a\x7fb", "a\x00b"]
+    for name in names:
+        for which in ("service", "instance"):
+            params = {"service": "e2e-names", "instance": "i-1", "runtime": "python",
+                      "status": "waiting"}
+            params[which] = name
+            code, body = call(server + "/api/v1/sdk/config", token=key, params=params)
+            want = 200 if name_problem(name) is None else 400
+            assert code == want, (which, name, code, body, name_problem(name))

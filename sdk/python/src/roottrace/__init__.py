@@ -27,20 +27,31 @@ _lock = threading.Lock()
 _agent: Optional[Agent] = None
 
 
-def start(server: str, key: str, service: str, version: Optional[str] = None,
-          instance: Optional[str] = None, _limits: Limits = DEFAULT_LIMITS) -> None:
+def start(server: Optional[str] = None, key: Optional[str] = None,
+          service: Optional[str] = None, version: Optional[str] = None,
+          instance: Optional[str] = None, *extra: object, _limits: Limits = DEFAULT_LIMITS,
+          **unknown: object) -> None:
     """Starts the SDK: polls the server's control plane and profiles while it says so.
     `server` is the base URL, `key` an ingest key, `service` the service name, `version`
     the service's release, `instance` this process's name (default
     `<hostname>-<pid>-<4 random hex>`). A second start() while running does nothing.
-    `_limits` is for the SDK's own tests. Never raises; see status()."""
+    `_limits` is for the SDK's own tests. Never raises, not even on missing, extra or
+    misspelt arguments: those give status `error: ...` and start no thread; see status()."""
     global _agent
     try:
         with _lock:
             if _agent is not None and _agent.running():
                 return
-            _agent = Agent(server, key, service, version, instance, limits=_limits)
-            _agent.start()
+            a = Agent(server, key, service, version, instance, limits=_limits)
+            if extra or unknown:
+                why = ("unknown argument%s: %s" % ("s" if len(unknown) > 1 else "",
+                                                   ", ".join(sorted(unknown)))
+                       if unknown else "too many positional arguments (%d)" % (5 + len(extra)))
+                a.fatal = format_status("error", why)
+                _agent = a  # reports the error; never started, so no thread runs
+                return
+            _agent = a
+            a.start()
     except Exception:  # noqa: BLE001 - never raise into the application
         pass
 

@@ -16,6 +16,11 @@ class HTTPError(Exception):
     """A network-level failure: refused, reset, timed out, malformed answer, aborted."""
 
 
+class Aborted(HTTPError):
+    """The request was ended on purpose by abort_thread() or abort_all() (the SDK stopping),
+    not by the network or the server."""
+
+
 class BodyTooLarge(HTTPError):
     """The answer's body is larger than the caller's cap (it was not read in full)."""
 
@@ -166,6 +171,8 @@ class Client:
         except HTTPError:
             raise
         except (OSError, http.client.HTTPException, ValueError) as e:
+            if conn.aborted:
+                raise Aborted("request aborted (%s)" % type(e).__name__) from None
             raise HTTPError("%s: %s" % (type(e).__name__, e)) from None
         finally:
             with self._lock:

@@ -2,6 +2,7 @@
 uploader) around a control state that fails closed (DESIGN §5)."""
 from __future__ import annotations
 
+import json
 import logging
 import os
 import platform
@@ -14,8 +15,9 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
 from . import status as st
-from ._http import BodyTooLarge, Client, HTTPError
+from ._http import Aborted, BodyTooLarge, Client, HTTPError
 from .config import DEFAULT_LIMITS, Config, ConfigError, Limits, parse_config
+from .names import NAME_MAX_BYTES, name_problem, safe_name_part
 from .sampler import Aggregate, Sampler, available
 from .uploader import REFUSED, RETRY, Profile, Uploader, backoff
 
@@ -40,7 +42,19 @@ def make_instance_id() -> str:
         host = socket.gethostname() or "localhost"
     except OSError:
         host = "localhost"
+    # The id must be a name the server accepts (names.py): the suffix takes at most 30
+    # bytes, the host name the rest.
+    host = safe_name_part(host, NAME_MAX_BYTES - 30) or "localhost"
     return "%s-%d-%s" % (host, os.getpid(), secrets.token_hex(2))
+
+
+def server_message(body: bytes) -> Optional[str]:
+    """The `message` of the server's JSON error answer (`{"error", "message"}`), or None."""
+    try:
+        m = json.loads(body.decode("utf-8")).get("message")
+    except (ValueError, AttributeError):
+        return None
+    return m if isinstance(m, str) and m else None
 
 
 @dataclass(frozen=True)
@@ -68,15 +82,17 @@ class Control:
 class Agent:
     """One SDK instance: start(), stop(), status(). Never raises into the caller."""
 
-    def __init__(self, server: object, key: object, service: object, version: object = None,
-                 instance: object = None, limits: Limits = DEFAULT_LIMITS):
+    def __init__(self, server: object = None, key: object = None, service: object = None,
+                 version: object = None, instance: object = None,
+                 limits: Limits = DEFAULT_LIMITS):
         self.limits = limits  # clamp bounds (DEFAULT_LIMITS except in tests)
         self.options = dict(server=server, key=key, service=service, version=version,
                             instance=instance)  # as given, for a restart after fork
         self.service = service if isinstance(service, str) else ""  # service name
         self.version = version if isinstance(version, str) and version else None  # release
-        self.user_instance = instance if isinstance(instance, str) and instance else None
-        self.instance = self.user_instance or make_instance_id()  # instance id
+        self.user_instance = instance if isinstance(instance, str) else None  # as given
+        self.instance = (self.user_instance if self.user_instance is not None
+                         else make_instance_id())  # instance id
         self.fatal: Optional[str] = None  # status that ends it all (bad arguments, ...)
         self.state = "new"  # new, running, stopping, stopped
         self.control = Control(None, 0.0, False)  # replaced whole by the poller / a 409
@@ -105,16 +121,24 @@ class Agent:
     def _setup(self) -> None:
         o = self.options
         why = None
-        if not isinstance(o["server"], str) or not o["server"]:
+        missing = [k for k in ("server", "key", "service") if o[k] is None]
+        if missing:
+            why = "missing argument%s: %s" % ("s" if len(missing) > 1 else "",
+                                              ", ".join(missing))
+        elif not isinstance(o["server"], str) or not o["server"]:
             why = "server must be a URL string"
         elif not isinstance(o["key"], str) or not o["key"]:
             why = "key must be a non-empty string"
-        elif not self.service:
-            why = "service must be a non-empty string"
+        elif not isinstance(o["service"], str):
+            why = "service must be a string"
+        elif name_problem(o["service"]):
+            why = "invalid service name (%s)" % name_problem(o["service"])
         elif o["version"] is not None and not isinstance(o["version"], str):
             why = "version must be a string"
         elif o["instance"] is not None and not isinstance(o["instance"], str):
             why = "instance must be a string"
+        elif o["instance"] is not None and name_problem(o["instance"]):
+            why = "invalid instance name (%s)" % name_problem(o["instance"])
         if why is None:
             try:
                 self.client = Client(o["server"], {
@@ -314,6 +338,8 @@ class Agent:
             self._invalid(str(e))
             return False
         except HTTPError as e:
+            if self.stop_event.is_set() or isinstance(e, Aborted):
+                return False  # ended by stop(): not a failure of the control plane
             self.poll_error = "config poll failed: %s" % e
             return False
         if self.stop_event.is_set():
@@ -327,7 +353,8 @@ class Agent:
                 self.poll_error = "304 to a poll without etag"
             return False
         if r.status != 200:
-            self.poll_error = "config poll answered %d" % r.status
+            msg = server_message(r.body)
+            self.poll_error = "config poll answered %d%s" % (r.status, ": " + msg if msg else "")
             return False
         try:
             cfg = parse_config(r.body, lim, header_etag=r.headers.get("etag"))

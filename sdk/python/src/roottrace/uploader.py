@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from . import encoder
-from ._http import Client, HTTPError
+from ._http import Aborted, Client, HTTPError
 from .sampler import TRIMMED
 
 log = logging.getLogger("roottrace")
@@ -108,6 +108,10 @@ class Uploader:
                                     headers={"Content-Type": "application/octet-stream"},
                                     deadline_s=self.deadline_s,
                                     connect_timeout_s=self.connect_timeout_s)
+        except Aborted:
+            # stop() gave up waiting for this upload (its flush deadline passed).
+            self.last_error = "upload abandoned: stop() flush deadline passed"
+            return RETRY
         except HTTPError as e:
             self.last_error = "upload failed: %s" % e
             return RETRY
