@@ -105,4 +105,28 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h $(call libs_of,cli)
 bench-sdk: deps all
 	bench/sdk_overhead/run.sh
 
+# The web UI (ui/, DESIGN §10): vite builds ui/dist when npm is present (npm ci from the
+# lockfile first); scripts/embed-ui.py compiles ui/dist into the http module, or a page saying
+# the UI was not built when it is absent, so the server always builds.
+NPM     := $(shell command -v npm 2>/dev/null)
+UI_SRCS  = $(wildcard ui/src/*.ts ui/src/*.css) ui/index.html ui/vite.config.ts \
+           ui/tsconfig.json ui/package.json
+ifneq ($(NPM),)
+UI_DIST  = ui/dist/index.html
+ui/node_modules/.ci-stamp: ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+$(UI_DIST): ui/node_modules/.ci-stamp $(UI_SRCS)
+	cd ui && npm run --silent build
+endif
+.PHONY: ui
+ui: $(UI_DIST)
+$(BUILD)/gen/ui_assets.c: scripts/embed-ui.py $(UI_DIST)
+	@mkdir -p $(dir $@)
+	python3 scripts/embed-ui.py ui/dist $@
+$(BUILD)/obj/gen/ui_assets.o: $(BUILD)/gen/ui_assets.c server/src/http/ui.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(call lib,http): $(BUILD)/obj/gen/ui_assets.o
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -100,5 +100,6 @@ if [ $EXIT = 1 ]; then
     exit 0
 fi
 say "the server keeps running: $URL (admin token: $ROOTTRACE_TOKEN); Ctrl-C stops it"
+say "web UI: open $URL/ and sign in with the admin token above; the issues are $URL/#/issue/$NODE_ISSUE?window_s=60 (CPU) and $URL/#/issue/$PY_ISSUE?window_s=60 (wall clock)"
 trap - EXIT
 wait $SERVER

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev zlib1g-dev
-      libsodium-dev libxxhash-dev libcurl4-openssl-dev python3 python3-pytest curl)
+      libsodium-dev libxxhash-dev libcurl4-openssl-dev python3 python3-pytest curl chromium)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,4 +32,16 @@ if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-jsonschema \
             python3-yaml >/dev/null
     fi
+fi
+# The web UI's toolchain (vite, TypeScript) and its browser tests' driver (playwright-core,
+# which drives Debian's chromium above): npm packages from ui/package-lock.json. Node.js 20+
+# and npm must be on the machine; without npm the server embeds a "UI not built" page.
+UI_DIR="$(cd "$(dirname "$0")/.." && pwd)/ui"
+if command -v npm >/dev/null 2>&1; then
+    if [ ! -f "$UI_DIR/node_modules/.ci-stamp" ] || [ "$UI_DIR/package-lock.json" -nt "$UI_DIR/node_modules/.ci-stamp" ]; then
+        echo "install-deps: npm ci in ui/"
+        (cd "$UI_DIR" && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.ci-stamp)
+    fi
+else
+    echo "install-deps: npm not found: the web UI will not be built (install Node.js 20+ and npm)" >&2
 fi

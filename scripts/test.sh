@@ -19,4 +19,5 @@ suite "integration tests (pytest)" make --no-print-directory integration || exit
 suite "integration tests against the ASan+UBSan server" make --no-print-directory SAN=1 integration || exit 1
 suite "Node SDK (node --test)" scripts/test-node.sh || exit 1
 suite "Python SDK (pytest)" scripts/test-python.sh || exit 1
+suite "UI (playwright-core, Chromium)" scripts/test-ui.sh || exit 1
 exit $failed

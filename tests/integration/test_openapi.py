@@ -31,7 +31,11 @@ ROUTES = {
     ("put", "/api/v1/services/{name}/profiling"), ("get", "/api/v1/sdk/config"),
     ("post", "/api/v1/keys"), ("get", "/api/v1/keys"), ("delete", "/api/v1/keys/{id}"),
     ("get", "/api/v1/audit"), ("get", "/healthz"), ("get", "/metrics"),
+    ("post", "/api/v1/session"), ("get", "/api/v1/session"), ("delete", "/api/v1/session"),
+    ("get", "/"),
 }
+# /api/v1/ routes that take no key (the UI's sign-in: the key is in the body, or the cookie).
+PUBLIC = {"/api/v1/session"}
 # The scope each /api/v1/ route needs (server/src/http/api.c `routes[]`); the document says it
 # in `x-roottrace-scope`, and test_scopes_are_enforced_as_documented checks the server.
 SCOPES = {
@@ -374,7 +378,7 @@ def test_document_describes_authentication(spec):
         "scheme": "bearer"}
     for p, item in spec["paths"].items():
         for m, op in item.items():
-            if not p.startswith("/api/v1/"):
+            if not p.startswith("/api/v1/") or p in PUBLIC:
                 assert op["security"] == [], (m, p)
                 continue
             assert "security" not in op, (m, p)
@@ -400,7 +404,7 @@ def test_main_answers_refuse_undocumented_fields(spec):
                  "DiffCpuAgreement", "ProfileQuality", "DiffQuality", "WindowQuality",
                  "Issue", "Deploy", "Service", "Instance", "Error", "Health",
                  "CapacityInstance", "ProfilingState", "ServiceConfigOverrides", "SdkConfig",
-                 "KeyCreated", "Key", "KeyRevoked", "AuditEntry"):
+                 "KeyCreated", "Key", "KeyRevoked", "AuditEntry", "Session"):
         assert schemas[name].get("additionalProperties") is False, name
     for name in ("FlameGraph", "DiffFlameGraph"):
         assert schemas[name]["properties"]["nodes"]["additionalProperties"] is False
@@ -838,6 +842,33 @@ def test_audit_answers(api):
     api.call("get", P, 200, token=api.server.key("read"))
     api.error("get", P, 400, "invalid_argument", ["from"], params={"from": "yesterday"})
     api.error("get", P, 400, "invalid_argument", ["limit"], params={"limit": 0})
+
+
+def test_session_answers(api):
+    """The UI's sign-in (tests/integration/test_session.py checks its semantics)."""
+    P = "/api/v1/session"
+    s = api.call("post", P, 201, body={"token": api.server.token}, token="").json()
+    cookie = api.server.request("POST", P, body={"token": api.server.token}, token="")
+    cookie = cookie.headers["Set-Cookie"].split(";")[0]
+    api.error("post", P, 400, "invalid_argument", ["token"], body={}, token="")
+    api.error("post", P, 401, "unauthorized", ["unknown"], body={"token": "rt_nope_0123456789"},
+              token="")
+    ingest = api.server.key("ingest")
+    api.error("post", P, 403, "forbidden", ["admin and read"], body={"token": ingest}, token="")
+    got = api.call("get", P, 200, headers={"Cookie": cookie}, token="").json()
+    assert got["scope"] == "admin" and len(got["csrf_token"]) == 64 and s["scope"] == "admin"
+    api.error("get", P, 401, "unauthorized", ["not signed in"], token="")
+    api.error("delete", P, 403, "forbidden", ["x-csrf-token"], headers={"Cookie": cookie},
+              token="")
+    api.call("delete", P, 200, headers={"Cookie": cookie, "X-CSRF-Token": got["csrf_token"]},
+             token="")
+    api.error("delete", P, 401, "unauthorized", ["not signed in"], headers={"Cookie": cookie},
+              token="")
+
+
+def test_web_ui_answer(api):
+    r = api.call("get", "/", 200, token="")
+    assert b"<html" in r.body
 
 
 def test_unrouted_answers_are_errors(api, components, spec):

@@ -15,6 +15,7 @@
 #include "rt/store.h"
 
 struct rt_metrics;
+struct rt_sessions;
 
 /* What every handler shares; owned by the server (or the CLI), borrowed by handlers. */
 struct rt_api_ctx {
@@ -27,6 +28,7 @@ struct rt_api_ctx {
     int64_t min_free_bytes;           /* uploads get 507 below this much free disk */
     int64_t upload_interval_ns;       /* default SDK upload interval, for issue windows */
     int64_t retention_ns;             /* uploads that ended before now - this are refused; 0 = none */
+    struct rt_sessions *sessions;     /* UI sign-in sessions (the server's); NULL = none (CLI) */
 };
 
 struct rt_api_param {
@@ -43,6 +45,8 @@ struct rt_api_req {
     const void *body;
     size_t body_len;
     const char *authorization;        /* the Authorization header, or NULL */
+    const char *cookie;               /* the Cookie header (UI session), or NULL */
+    const char *csrf_token;           /* the X-CSRF-Token header, or NULL */
     bool no_hold;                     /* answer now: the transport cannot (or did) hold it */
     const struct rt_principal *who;   /* set by rt_api_dispatch for the handlers */
 };
@@ -56,6 +60,7 @@ struct rt_api_resp {
     const char *content_type;         /* static string */
     const char *refusal;              /* static error name for metrics when status >= 400 */
     char etag[20];                    /* ETag header to send, or "" */
+    char set_cookie[160];             /* Set-Cookie header to send (sessions), or "" */
     /* A config poll to hold (DESIGN §5): status is 0 and the transport answers it again
      * with no_hold when the service's config changes or after hold_ns. */
     int64_t hold_ns;
@@ -67,7 +72,9 @@ struct rt_api_resp {
 void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_control *control);
 
 /* Authenticates req (401 without a valid key unless ctx->trusted; 403 when the key's scope
- * does not cover the route, docs/control-plane.md), routes it to its handler and fills resp
+ * does not cover the route, docs/control-plane.md) by its bearer key or else its UI session
+ * cookie (a cookie request other than GET needs the session's X-CSRF-Token, 403 otherwise;
+ * the /api/v1/session routes authenticate themselves), routes it to its handler and fills resp
  * (404 for unknown routes, 405 for a known path with another method). Never fails
  * otherwise: errors become {"error": code, "message": ...} with the status of
  * rt_http_status_from_err. */

@@ -201,7 +201,11 @@ struct route {
     rt__api_handler fn;
 };
 
+/* RT_SCOPE_NONE: the handler authenticates the request itself (sign-in and sign-out). */
 static const struct route routes[] = {
+    {"POST", "/api/v1/session", RT_SCOPE_NONE, rt__api_post_session},
+    {"GET", "/api/v1/session", RT_SCOPE_NONE, rt__api_get_session},
+    {"DELETE", "/api/v1/session", RT_SCOPE_NONE, rt__api_delete_session},
     {"POST", "/api/v1/profiles", RT_SCOPE_INGEST, rt__api_post_profiles},
     {"GET", "/api/v1/sdk/config", RT_SCOPE_INGEST, rt__api_get_sdk_config},
     {"GET", "/api/v1/profile", RT_SCOPE_READ, rt__api_get_profile},
@@ -257,18 +261,28 @@ static void refuse(struct rt_api_resp *resp, int status, const char *error, cons
     resp->refusal = error;
 }
 
-/* Who sent req: the local principal when trusted, else the key of "Bearer <key>". */
+/* Who sent req: the local principal when trusted, else the key of "Bearer <key>", else the
+ * UI session of its cookie (*by_cookie set, *csrf_ok whether it carries the CSRF token). */
 static bool authenticate(struct rt_api_ctx *ctx, const struct rt_api_req *req,
-                         struct rt_principal *who)
+                         struct rt_principal *who, bool *by_cookie, bool *csrf_ok)
 {
+    *by_cookie = *csrf_ok = false;
     if (ctx->trusted || !ctx->control) {
         rt_control_local_principal(who);
         return true;
     }
     const char *h = req->authorization;
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+    if (h)
+        return strncasecmp(h, "Bearer ", 7) == 0 &&
+               rt_control_authenticate(ctx->control, h + 7, who);
+    char id[RT_SESSION_HEX], csrf[RT_SESSION_HEX];
+    int64_t expires;
+    if (!ctx->sessions || !rt__session_cookie(req->cookie, id) ||
+        !rt__sessions_lookup(ctx->sessions, ctx->control, id, who, csrf, &expires))
         return false;
-    return rt_control_authenticate(ctx->control, h + 7, who);
+    *by_cookie = true;
+    *csrf_ok = rt__session_csrf_ok(req, csrf);
+    return true;
 }
 
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
@@ -292,10 +306,20 @@ void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
             refuse(resp, 404, "not_found", "no such route");
         return;
     }
+    if (found->need == RT_SCOPE_NONE) {
+        found->fn(ctx, req, resp, arg);
+        return;
+    }
     struct rt_principal who;
-    if (!authenticate(ctx, req, &who)) {
+    bool by_cookie, csrf_ok;
+    if (!authenticate(ctx, req, &who, &by_cookie, &csrf_ok)) {
         refuse(resp, 401, "unauthorized",
                "send a valid key as 'Authorization: Bearer <key>' (see docs/control-plane.md)");
+        return;
+    }
+    if (by_cookie && !csrf_ok && strcmp(req->method, "GET") != 0 &&
+        strcmp(req->method, "HEAD") != 0) {
+        refuse(resp, 403, "forbidden", RT_SESSION_CSRF_MSG);
         return;
     }
     if (!allows(who.scope, found->need)) {

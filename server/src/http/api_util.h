@@ -90,6 +90,49 @@ void rt__api_delete_key(struct rt_api_ctx *, const struct rt_api_req *, struct r
 void rt__api_get_audit(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
                        const char *);
 
+/* UI sessions (session.c, DESIGN §9): in memory, 12 h each, at most 1,024 at once. */
+#define RT_SESSION_HEX 65              /* 256 random bits as hex, plus the NUL */
+#define RT_SESSION_LIFETIME_S 43200    /* a session ends 12 h after sign-in */
+#define RT_SESSION_COOKIE "rt_session"
+#define RT_SESSION_CSRF_MSG \
+    "a request signed in by cookie that changes something must send the session's " \
+    "X-CSRF-Token header (from POST or GET /api/v1/session)"
+
+/* A new, empty session table; NULL when out of memory. Free with rt__sessions_free. */
+struct rt_sessions *rt__sessions_new(void);
+
+/* Frees s (accepts NULL), wiping what it held. */
+void rt__sessions_free(struct rt_sessions *s);
+
+/* Opens a session for token (an admin or read key the caller has checked): writes its cookie
+ * id and CSRF token (64 hex digits each) and its end (wall clock, ns). When the table is
+ * full the session nearest its end is dropped. RT_EINVAL for a key over 255 bytes. */
+int rt__sessions_create(struct rt_sessions *s, const char *token, char id[RT_SESSION_HEX],
+                        char csrf[RT_SESSION_HEX], int64_t *expires_ns);
+
+/* The principal of session id, re-authenticating its key with control (a revoked key, or one
+ * no longer admin or read, ends the session), its CSRF token and end. false when there is no
+ * such live session. */
+bool rt__sessions_lookup(struct rt_sessions *s, struct rt_control *control, const char *id,
+                         struct rt_principal *who, char csrf[RT_SESSION_HEX],
+                         int64_t *expires_ns);
+
+/* Ends session id, if it exists. */
+void rt__sessions_delete(struct rt_sessions *s, const char *id);
+
+/* The session id of a Cookie header (the rt_session cookie), copied into out; NULL if none. */
+const char *rt__session_cookie(const char *cookie_header, char out[RT_SESSION_HEX]);
+
+/* Does req carry X-CSRF-Token equal to csrf (constant-time)? */
+bool rt__session_csrf_ok(const struct rt_api_req *req, const char csrf[RT_SESSION_HEX]);
+
+void rt__api_post_session(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                          const char *);
+void rt__api_get_session(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                         const char *);
+void rt__api_delete_session(struct rt_api_ctx *, const struct rt_api_req *,
+                            struct rt_api_resp *, const char *);
+
 /* Parses a positive decimal id from a path segment; 0 if it is not one. */
 int64_t rt__api_path_id(const char *arg);
 

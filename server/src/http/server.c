@@ -1,5 +1,5 @@
 /* libmicrohttpd adapter: request bodies with a limit, query parameters, the request log,
- * /healthz and /metrics, and the retention sweeper thread. */
+ * /healthz and /metrics, the embedded web UI, and the retention sweeper thread. */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -16,6 +16,8 @@
 #include "rt/server.h"
 #include "rt/str.h"
 #include "rt/timeutil.h"
+#include "api_util.h"
+#include "ui.h"
 
 #define MAX_PARAMS 64
 
@@ -76,9 +78,11 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
+/* Queues status with data (copied when copy, else freed by libmicrohttpd); etag and cookie
+ * (a Set-Cookie value) may be NULL or "". */
 static enum MHD_Result send_bytes(struct MHD_Connection *conn, struct request *r, int status,
                                   const char *ctype, const char *data, size_t len, bool copy,
-                                  const char *etag)
+                                  const char *etag, const char *cookie)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         len, (void *)data, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_MUST_FREE);
@@ -88,6 +92,8 @@ static enum MHD_Result send_bytes(struct MHD_Connection *conn, struct request *r
         MHD_add_response_header(resp, "Content-Type", ctype);
     if (etag && *etag)
         MHD_add_response_header(resp, "ETag", etag);
+    if (cookie && *cookie)
+        MHD_add_response_header(resp, "Set-Cookie", cookie);
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)status, resp);
@@ -116,13 +122,13 @@ static enum MHD_Result send_api(struct MHD_Connection *conn, struct request *r,
     }
     if (!data)
         return MHD_NO;
-    return send_bytes(conn, r, ar->status, ctype, data, len, false, ar->etag);
+    return send_bytes(conn, r, ar->status, ctype, data, len, false, ar->etag, ar->set_cookie);
 }
 
 static enum MHD_Result send_text(struct MHD_Connection *conn, struct request *r, int status,
                                  const char *ctype, const char *text)
 {
-    return send_bytes(conn, r, status, ctype, text, strlen(text), true, NULL);
+    return send_bytes(conn, r, status, ctype, text, strlen(text), true, NULL, NULL);
 }
 
 static enum MHD_Result handle_builtin(struct rt_server *srv, struct MHD_Connection *conn,
@@ -135,7 +141,32 @@ static enum MHD_Result handle_builtin(struct rt_server *srv, struct MHD_Connecti
     rt_metrics_render(srv->metrics, srv->api.store, &out);
     size_t len = out.len;
     return send_bytes(conn, r, 200, "text/plain; version=0.0.4", rt_buf_into_cstr(&out), len,
-                      false, NULL);
+                      false, NULL, NULL);
+}
+
+/* GET / and the UI's assets (embedded, static): 404 for any other path outside /api/. */
+static enum MHD_Result handle_ui(struct MHD_Connection *conn, struct request *r, const char *url)
+{
+    const struct rt__ui_asset *a = rt__ui_find(url);
+    int status = a ? 200 : 404;
+    static const char missing[] = "no such page: the UI is at /\n";
+    struct MHD_Response *resp =
+        a ? MHD_create_response_from_buffer(a->len, (void *)a->data, MHD_RESPMEM_PERSISTENT)
+          : MHD_create_response_from_buffer(sizeof(missing) - 1, (void *)missing,
+                                            MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", a ? a->content_type : "text/plain; charset=utf-8");
+    MHD_add_response_header(resp, "Content-Security-Policy", RT_UI_CSP);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    r->status = status;
+    r->bytes_out = a ? a->len : sizeof(missing) - 1;
+    return rc;
 }
 
 /* Suspends conn as a held poll of service for up to hold_ns. Returns 0, or -1 when it cannot
@@ -259,6 +290,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (strcmp(method, "GET") == 0 && (!strcmp(url, "/healthz") || !strcmp(url, "/metrics")))
         return handle_builtin(srv, conn, r, url);
+    if ((strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) &&
+        strncmp(url, "/api/", 5) != 0)
+        return handle_ui(conn, r, url);
 
     struct rt_api_param params[MAX_PARAMS];
     struct rt_api_req req = {.method = method, .path = url, .params = params};
@@ -271,6 +305,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     req.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    req.cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
+    req.csrf_token = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-CSRF-Token");
     req.body = r->body.data;
     req.body_len = r->body.len;
     req.no_hold = r->held;
@@ -394,6 +430,7 @@ struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *con
     rt_api_ctx_init(&srv->api, store, control);
     srv->api.data_dir = opts->data_dir;
     srv->api.retention_ns = opts->retention_ns;
+    srv->api.sessions = rt__sessions_new();
     srv->metrics = rt_metrics_new();
     srv->api.metrics = srv->metrics;
     srv->retention_ns = opts->retention_ns;
@@ -454,6 +491,7 @@ void rt_server_stop(struct rt_server *srv)
     if (srv->sweeper_started)
         pthread_join(srv->sweeper, NULL);
     rt_metrics_free(srv->metrics);
+    rt__sessions_free(srv->api.sessions);
     pthread_cond_destroy(&srv->cond);
     pthread_mutex_destroy(&srv->mu);
     free(srv);

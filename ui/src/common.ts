@@ -1,0 +1,87 @@
+// Pieces shared by the pages: the type badge, error states, the profiling toggle, buckets.
+
+import * as api from "./api";
+import { h, notice } from "./dom";
+
+const NOTES: Record<api.PType, string> = {
+  cpu: "excludes time spent waiting",
+  wall: "includes time blocked on I/O and locks",
+};
+
+/** "CPU" or "Wall clock" with what that type cannot see (DESIGN §2). */
+export function badge(type: api.PType, note?: string): HTMLElement {
+  return h("span", { class: `badge ${type}`, "data-testid": "type-badge" },
+    h("strong", null, type === "cpu" ? "CPU" : "Wall clock"), ` — ${note || NOTES[type]}`);
+}
+
+/** An error as a box that says what to do. */
+export function errorBox(e: unknown, retry?: () => void): HTMLElement {
+  const again = retry ? h("button", { type: "button", onclick: retry }, "Retry") : null;
+  if (e instanceof api.Unreachable)
+    return notice("error", "Server unreachable",
+      `The RootTrace server at ${location.origin} did not answer. Check that \`roottrace serve\` is running and reachable, then retry.`, again);
+  if (e instanceof api.ApiError) {
+    if (e.status === 401) return notice("error", "Signed out", "Your session ended (or its key was revoked). Sign in again.",
+      h("a", { href: "#/signin" }, "Sign in"));
+    if (e.status === 403) return notice("error", "Not allowed", `${e.message}. A read key sees everything and changes nothing; use an admin key to change settings.`);
+    return notice("error", `Error ${e.status} (${e.code})`, e.message, again);
+  }
+  return notice("error", "Error", String(e), again);
+}
+
+/** The per-service profiling switch: PUT /api/v1/services/{name}/profiling. Disabled for
+ * read-only sessions. onChange receives the new state. */
+export function toggle(svc: { name: string; profiling_enabled: boolean }, onChange?: (on: boolean) => void): HTMLElement {
+  let on = svc.profiling_enabled;
+  const readOnly = !api.canChange();
+  const btn = h("button", {
+    type: "button", role: "switch", class: "toggle", "aria-checked": String(on),
+    "data-service": svc.name, "data-testid": "profiling-toggle", disabled: readOnly,
+    title: readOnly ? "read-only session: an admin key is needed to change this" : "turn profiling on or off",
+  });
+  const msg = h("span", { class: "toggle-msg" });
+  const paint = () => {
+    btn.setAttribute("aria-checked", String(on));
+    btn.textContent = on ? "Profiling on" : "Profiling off";
+  };
+  paint();
+  btn.addEventListener("click", async () => {
+    btn.disabled = true;
+    msg.textContent = "";
+    try {
+      const r = await api.put<{ profiling_enabled: boolean }>(`/api/v1/services/${encodeURIComponent(svc.name)}/profiling`, { enabled: !on });
+      on = r.profiling_enabled;
+      paint();
+      msg.textContent = on ? "SDKs pick this up within a second." : "SDKs stop profiling within a second.";
+      onChange?.(on);
+    } catch (e) {
+      msg.textContent = e instanceof Error ? e.message : String(e);
+    } finally {
+      btn.disabled = readOnly;
+    }
+  });
+  return h("span", { class: "toggle-box" }, btn, readOnly ? h("span", { class: "muted" }, " read-only") : null, msg);
+}
+
+/** Profiled samples per bucket over [from, to): one GET /api/v1/profile per bucket. */
+export async function sampleBuckets(service: string, type: api.PType, from: number, to: number, n: number): Promise<{ from: number; to: number; value: number | null }[]> {
+  const step = (to - from) / n;
+  const out = Array.from({ length: n }, (_, k) => ({ from: from + k * step, to: from + (k + 1) * step, value: null as number | null }));
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const b = out[next++];
+      const p = await api.get<api.ProfileAnswer>("/api/v1/profile", {
+        service, type, from: new Date(b.from).toISOString(), to: new Date(b.to).toISOString(), limit: 1,
+      });
+      b.value = p.samples ?? p.value_ns / 1e9;
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  return out;
+}
+
+export function warnings(list: string[]): HTMLElement | null {
+  if (!list.length) return null;
+  return notice("warn", "Data quality", h("ul", null, ...list.map((w) => h("li", null, w))));
+}

@@ -1,0 +1,295 @@
+// Browser tests of the web UI: playwright-core drives Debian's Chromium (headless) against a
+// real `build/roottrace serve` seeded through the API with folded-stack uploads. Screenshots
+// of each page go to build/ui-screenshots/; the 50,000-node flame graph's timings are printed
+// (docs/performance.md). Run: node --test ui/tests/ (scripts/test.sh runs it in `make test`).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync, existsSync, appendFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import net from "node:net";
+import { chromium } from "playwright-core";
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const BIN = process.env.ROOTTRACE_BIN ?? join(REPO, "build", "roottrace");
+const SHOTS = join(REPO, "build", "ui-screenshots");
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const ADMIN = "rt_ui_test_admin_0123456789abcdef";
+const S = 1000;
+// Profile times: the last hour, on minute boundaries, so the service view's default window
+// (the hour up to the last upload) holds them.
+const T = Math.floor((Date.now() - 20 * 60 * S) / (60 * S)) * 60 * S;
+const HOSTILE = ['<img src=x onerror=alert(1)>', '"onmouseover=alert(2) x="'];
+
+let server, dataDir, base, browser, ingestKey, readKey, cpuIssue, wallIssue;
+const dialogs = [];
+const cspErrors = [];
+
+function freePort() {
+  return new Promise((res) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+async function api(method, path, body, { token = ADMIN, type = "application/json", params } = {}) {
+  const url = new URL(base + path);
+  for (const [k, v] of Object.entries(params ?? {})) url.searchParams.set(k, String(v));
+  const headers = { Authorization: `Bearer ${token}` };
+  if (body !== undefined) headers["Content-Type"] = type;
+  const r = await fetch(url, { method, headers, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
+  const text = await r.text();
+  return { status: r.status, body: text ? JSON.parse(text) : null };
+}
+
+async function upload(service, type, start, text, extra = {}) {
+  const r = await api("POST", "/api/v1/profiles", text, {
+    type: "text/plain",
+    params: { service, type, unit: "samples", period_ns: 10_000_000, start: start / S, duration_s: 60, ...extra },
+  });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+}
+
+async function seed() {
+  for (let k = 0; k < 10; k++) {
+    const b = T - (10 - k) * 60 * S, c = T + k * 60 * S;
+    await upload("shop", "cpu", b, "main;handle;pricing.applyDiscount 50\nmain;handle;db.query 50\nmain;idle.loop 3\n", { instance: "shop-1", version: "1.0", runtime: "node" });
+    await upload("shop", "cpu", c, `main;handle;pricing.applyDiscount 90\nmain;handle;db.query 25\nmain;idle.loop 3\nmain;${HOSTILE[0]} 6\nmain;handle;${HOSTILE[1]} 4\n`, { instance: "shop-1", version: "2.0", runtime: "node" });
+    await upload("py", "wall", b, "main;io.read 10\nmain;shop.pricing.compute_quote 10\n", { instance: "py-1", runtime: "python" });
+    await upload("py", "wall", c, "main;io.read 10\nmain;shop.pricing.compute_quote 30\n", { instance: "py-1", runtime: "python" });
+  }
+  assert.equal((await api("POST", "/api/v1/deploys", { service: "shop", version: "2.0", at: (T - 30 * S) / S })).status, 201);
+  cpuIssue = (await api("POST", "/api/v1/issues", { service: "shop", title: "checkout slow", started_at: T / S })).body;
+  wallIssue = (await api("POST", "/api/v1/issues", { service: "py", title: "quotes slow", started_at: T / S })).body;
+  // 50,000 nodes: 100 + 1,000 + 48,900 distinct frames under the root.
+  const lines = [];
+  for (let i = 0; i < 48_900; i++) lines.push(`mod${i % 100}.outer;mod${i % 1000}.middle;leaf.fn_${i} ${(i % 7) + 1}`);
+  await upload("big", "cpu", T, lines.join("\n") + "\n", { instance: "big-1" });
+  ingestKey = (await api("POST", "/api/v1/keys", { scope: "ingest" })).body.key;
+  readKey = (await api("POST", "/api/v1/keys", { scope: "read" })).body.key;
+  // "fresh" exists only through its SDK's first poll: profiling off.
+  const cfg = await api("GET", "/api/v1/sdk/config", undefined, { token: ingestKey, params: { service: "fresh", instance: "fresh-1", runtime: "node", status: "disabled" } });
+  assert.equal(cfg.status, 200);
+  assert.equal(cfg.body.enabled, false);
+}
+
+before(async () => {
+  assert.ok(existsSync(BIN), `${BIN} missing: run make`);
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} missing: run scripts/install-deps.sh`);
+  mkdirSync(SHOTS, { recursive: true });
+  dataDir = mkdtempSync(join(tmpdir(), "rt-ui-"));
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  server = spawn(BIN, ["serve", "--data", join(dataDir, "data"), "--listen", `127.0.0.1:${port}`], {
+    env: { ...process.env, ROOTTRACE_BOOTSTRAP_TOKEN: ADMIN }, stdio: ["ignore", "ignore", "pipe"],
+  });
+  server.stderr.on("data", (d) => appendFileSync(join(dataDir, "server.log"), d));
+  for (let k = 0; k < 200; k++) {
+    try { if ((await fetch(`${base}/healthz`)).ok) break; } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await seed();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  if (server) {
+    server.kill("SIGTERM");
+    await new Promise((r) => server.once("exit", r));
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function newPage(token = ADMIN) {
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await ctx.newPage();
+  page.on("dialog", (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  page.on("console", (m) => { if (/Content.Security.Policy/i.test(m.text())) cspErrors.push(m.text()); });
+  page.on("pageerror", (e) => cspErrors.push(`pageerror: ${e.message}`));
+  await page.goto(base + "/");
+  await page.fill("#token", token);
+  await page.click("form.signin button[type=submit]");
+  await page.waitForSelector("[data-testid=scope]");
+  return page;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+async function ready(page, hash, selector) {
+  await page.goto(`${base}/${hash}`);
+  await page.waitForSelector(selector, { timeout: 30_000 });
+}
+
+test("the page carries a strict CSP and the sign-in page asks for a key", async () => {
+  const r = await fetch(base + "/");
+  const csp = r.headers.get("content-security-policy");
+  assert.match(csp, /script-src 'self'/);
+  assert.match(csp, /style-src 'self'/);
+  assert.match(csp, /object-src 'none'/);
+  assert.match(csp, /frame-ancestors 'none'/);
+  assert.doesNotMatch(csp, /unsafe-inline/);
+  assert.equal(r.headers.get("x-content-type-options"), "nosniff");
+  assert.equal(r.headers.get("referrer-policy"), "no-referrer");
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await ctx.newPage();
+  await page.goto(base + "/");
+  await page.waitForSelector("#token");
+  await page.fill("#token", "not-a-key");
+  await page.click("form.signin button[type=submit]");
+  await page.waitForSelector(".notice.error");
+  assert.match(await page.textContent(".signin-msg"), /unknown or revoked/);
+  await shot(page, "signin");
+  await page.fill("#token", ingestKey);
+  await page.click("form.signin button[type=submit]");
+  await page.waitForFunction(() => /admin or read key/.test(document.querySelector(".signin-msg")?.textContent ?? ""));
+  await ctx.close();
+});
+
+test("sign in, see the services, turn one on and see its SDK config change", async () => {
+  const page = await newPage();
+  await page.waitForSelector(".card.service");
+  const names = await page.$$eval(".card.service h2", (els) => els.map((e) => e.textContent));
+  assert.deepEqual(names.sort(), ["big", "fresh", "py", "shop"]);
+  assert.match(await page.textContent('.card.service[data-service="shop"]'), /shop-1.*node.*2\.0/s);
+  const sw = '[data-testid=profiling-toggle][data-service="fresh"]';
+  assert.equal(await page.getAttribute(sw, "aria-checked"), "false");
+  await shot(page, "services");
+  await page.click(sw);
+  await page.waitForSelector(`${sw}[aria-checked="true"]`);
+  const cfg = await api("GET", "/api/v1/sdk/config", undefined, { token: ingestKey, params: { service: "fresh", instance: "fresh-1" } });
+  assert.equal(cfg.status, 200);
+  assert.equal(cfg.body.enabled, true);
+  const audit = await api("GET", "/api/v1/audit");
+  assert.ok(audit.body.some((a) => a.target === "fresh"), "the toggle is audited");
+  await page.context().close();
+});
+
+test("the CPU issue: top row equals the API's, capacity with inputs, CPU badge", async () => {
+  const d = (await api("GET", `/api/v1/issues/${cpuIssue.id}/diff`, undefined, { params: { type: "cpu", window_s: 600 } })).body;
+  const page = await newPage();
+  await ready(page, `#/issue/${cpuIssue.id}?type=cpu&window_s=600`, "[data-testid=rank-table] tbody tr");
+  const first = await page.textContent("[data-testid=rank-table] tbody tr:first-child td.fn");
+  assert.equal(first.replace(/new$/, ""), d.functions[0].name);
+  assert.equal(d.functions[0].name, "pricing.applyDiscount");
+  const rows = await page.$$eval("[data-testid=rank-table] tbody tr td.fn", (els) => els.map((e) => e.firstChild.textContent));
+  assert.deepEqual(rows, d.functions.map((f) => f.name), "default order is the API's");
+  assert.match(await page.textContent("[data-testid=type-badge]"), /CPU — excludes time spent waiting/);
+  const cap = await page.textContent("[data-testid=capacity]");
+  assert.ok(d.capacity, "a CPU diff has capacity");
+  assert.match(cap, /vCPU-hours\/month/);
+  assert.match(cap, /Baseline inputs/);
+  assert.match(cap, /instance shop-1/);
+  assert.ok(cap.includes(String(d.capacity.inputs.cur.hours_per_month)));
+  // sorting by a column, then back to the API's order
+  await page.click('th[data-key="name"] button');
+  const sorted = await page.$$eval("[data-testid=rank-table] tbody tr td.fn", (els) => els.map((e) => e.firstChild.textContent));
+  assert.deepEqual(sorted, [...sorted].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  await page.click('th[data-key="rank"] button');
+  assert.equal(await page.textContent("[data-testid=rank-table] tbody tr:first-child td.fn"), first);
+  await page.waitForSelector(".timeline canvas");
+  await page.waitForSelector(".flame[data-first-render-ms]");
+  await shot(page, "issue-cpu");
+  await page.context().close();
+});
+
+test("the wall issue: the capacity refusal and its reason, never a number", async () => {
+  const d = (await api("GET", `/api/v1/issues/${wallIssue.id}/diff`, undefined, { params: { type: "wall", window_s: 600 } })).body;
+  assert.equal(d.capacity, null);
+  const page = await newPage();
+  await ready(page, `#/issue/${wallIssue.id}?window_s=600`, "[data-testid=capacity-unavailable]");
+  const txt = await page.textContent("[data-testid=capacity-unavailable]");
+  assert.ok(txt.includes(d.capacity_unavailable), txt);
+  assert.doesNotMatch(txt, /\d+(\.\d+)? vCPU/);
+  assert.match(await page.textContent("[data-testid=type-badge]"), /Wall clock — includes time blocked on I\/O and locks/);
+  assert.equal(await page.textContent("[data-testid=rank-table] tbody tr:first-child td.fn"), d.functions[0].name);
+  const heads = await page.$$eval("[data-testid=rank-table] th", (els) => els.map((e) => e.textContent));
+  assert.ok(!heads.some((x) => /vCPU/.test(x)), "no vCPU column on a wall answer");
+  await page.waitForSelector(".timeline canvas");
+  await shot(page, "issue-wall");
+  await page.context().close();
+});
+
+test("hostile frame names stay text everywhere", async () => {
+  const page = await newPage();
+  await ready(page, `#/issue/${cpuIssue.id}?type=cpu&window_s=600`, "[data-testid=rank-table] tbody tr");
+  const body = await page.textContent("main");
+  for (const name of HOSTILE) assert.ok(body.includes(name), `literal ${name} present`);
+  assert.equal(await page.$$eval("img", (els) => els.length), 0, "no <img> was made from a name");
+  assert.equal(await page.$$eval("[onmouseover], [onerror]", (els) => els.length), 0);
+  // hover every row of the flame graph and search for the hostile name
+  await page.waitForSelector(".flame[data-first-render-ms]");
+  const box = await page.locator(".flame-canvas").boundingBox();
+  for (let y = 5; y < Math.min(box.height, 80); y += 18)
+    for (let x = 5; x < box.width; x += 40) await page.mouse.move(box.x + x, box.y + y);
+  await page.fill(".flame-search", "onerror");
+  await page.waitForFunction(() => /1 frames match/.test(document.querySelector(".flame-status")?.textContent ?? ""));
+  await page.goto(`${base}/#/service/shop?type=cpu`);
+  await page.waitForSelector(".flame[data-first-render-ms]");
+  await page.mouse.move(box.x + 30, box.y + 30);
+  assert.deepEqual(dialogs, [], "no dialog fired");
+  assert.deepEqual(cspErrors, [], "no CSP violation or page error");
+  await page.context().close();
+});
+
+test("service view: flame graph and timeline; a click on the timeline opens an issue there", async () => {
+  const page = await newPage();
+  await ready(page, "#/service/shop?type=cpu", ".timeline canvas");
+  await page.waitForSelector(".flame[data-first-render-ms]");
+  assert.match(await page.textContent("[data-testid=type-badge]"), /CPU/);
+  assert.match(await page.textContent(".timeline .legend"), /declared deploy/);
+  await shot(page, "service");
+  const before = (await api("GET", "/api/v1/issues")).body.length;
+  const c = await page.locator(".timeline-canvas").boundingBox();
+  await page.mouse.click(c.x + c.width * 0.8, c.y + c.height / 2);
+  await page.waitForFunction(() => location.hash.startsWith("#/issue/"));
+  await page.waitForSelector("[data-testid=rank-table], .notice", { timeout: 30_000 });
+  const issues = (await api("GET", "/api/v1/issues")).body;
+  assert.equal(issues.length, before + 1);
+  const made = issues.find((i) => !["checkout slow", "quotes slow"].includes(i.title));
+  assert.equal(made.service, "shop");
+  assert.ok(Math.abs(Date.parse(made.started_at) - Date.now()) < 2 * 3600 * S);
+  assert.match(await page.textContent("h1"), /Investigate shop from/);
+  await page.context().close();
+});
+
+test("a read-only session sees everything and cannot toggle", async () => {
+  const page = await newPage(readKey);
+  assert.equal(await page.textContent("[data-testid=scope]"), "read-only");
+  await page.waitForSelector(".card.service");
+  assert.equal(await page.isDisabled('[data-testid=profiling-toggle][data-service="shop"]'), true);
+  await shot(page, "services-read-only");
+  await page.context().close();
+});
+
+test("a 50,000-node flame graph renders; time to first render and of a zoom", async () => {
+  const prof = (await api("GET", "/api/v1/profile", undefined, { params: { service: "big", type: "cpu", from: (T - 60 * S) / S, to: (T + 120 * S) / S, limit: 1 } })).body;
+  const nodes = prof.flamegraph.nodes.parent.length;
+  assert.ok(nodes >= 50_000, `${nodes} nodes`);
+  const page = await newPage();
+  const t0 = Date.now();
+  await page.goto(`${base}/#/service/big?type=cpu`);
+  await page.waitForSelector(".flame[data-first-render-ms]", { timeout: 60_000 });
+  const wallMs = Date.now() - t0;
+  const first = Number(await page.getAttribute(".flame", "data-first-render-ms"));
+  const n = Number(await page.getAttribute(".flame", "data-nodes"));
+  assert.ok(n >= 50_000);
+  const c = await page.locator(".flame-canvas").boundingBox();
+  await page.mouse.click(c.x + 10, c.y + 18 + 9); // the first frame below the root
+  await page.waitForSelector(".flame[data-zoom-ms]");
+  const zoom = Number(await page.getAttribute(".flame", "data-zoom-ms"));
+  await shot(page, "flame-50k");
+  console.log(`UI flame graph: ${n} nodes: first render ${first.toFixed(1)} ms (layout + draw), ` +
+    `page open to drawn ${wallMs} ms (API answer included), zoom ${zoom.toFixed(1)} ms`);
+  assert.ok(first < 5000 && zoom < 2000, "renders in interactive time");
+  await page.context().close();
+});
