@@ -289,6 +289,38 @@ static void set_capacity_two(const struct rt__query_ctx *c, json_t *out)
     }
 }
 
+/* Warnings that the two windows are not alike in length or in how long the service lived in
+ * them: shares still compare, but capacity is a rate over each window (DESIGN §7), so a
+ * window in which instances lived only part of the time reads low (docs/decisions.md). */
+static void length_warnings(const struct rt__query_ctx *c, json_t *arr)
+{
+    char msg[300];
+    static const char *names[2] = {"baseline", "current"};
+    double len[2];
+    for (int k = 0; k < 2; k++)
+        len[k] = (double)(c->win[k].to_ns - c->win[k].from_ns) / 1e9;
+    double longer = len[0] > len[1] ? len[0] : len[1];
+    if (len[0] > 0 && len[1] > 0 && fabs(len[0] - len[1]) > 0.1 * longer) {
+        snprintf(msg, sizeof(msg),
+                 "the windows differ in length (baseline %.0f s, current %.0f s): the current "
+                 "window ends before uploads still in flight; capacity is a rate and compares, "
+                 "sample counts do not",
+                 len[0], len[1]);
+        json_array_append_new(arr, json_string(msg));
+    }
+    for (int k = 0; k < 2 && c->type == RT_PTYPE_CPU; k++) {
+        const struct rt__query_cap *cap = &c->win[k].cap;
+        if (c->win[k].profiles > 0 && cap->window_s > 0 && cap->instances_alive > 0 &&
+            cap->alive_s < 0.5 * cap->window_s * cap->instances_alive) {
+            snprintf(msg, sizeof(msg),
+                     "in the %s window the service's instances were alive for %.0f s of "
+                     "%.0f s each: its capacity figure averages over the whole window",
+                     names[k], cap->alive_s / cap->instances_alive, cap->window_s);
+            json_array_append_new(arr, json_string(msg));
+        }
+    }
+}
+
 static json_t *diff_quality(const struct rt__query_ctx *c)
 {
     json_t *q = json_object(), *warnings = json_array();
@@ -307,6 +339,7 @@ static json_t *diff_quality(const struct rt__query_ctx *c)
                               json_string("no current data: nothing can be ranked as shrunk"));
     window_warnings(&c->win[0], "baseline", warnings);
     window_warnings(&c->win[1], "current", warnings);
+    length_warnings(c, warnings);
     json_object_set_new(q, "warnings", warnings);
     return q;
 }

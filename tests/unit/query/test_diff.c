@@ -509,6 +509,35 @@ static void test_wall_diff(void)
     fake_done(&c, f);
 }
 
+/* Windows unlike in length, and a window the instance lived in for a tenth: both said, since
+ * capacity is a rate over each whole window (docs/decisions.md). */
+static void test_unlike_windows_warned(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 2);
+    rt__query_ctx_window(&c, 0, 0, 600 * S_NS);
+    rt__query_ctx_window(&c, 1, 600 * S_NS, 900 * S_NS);
+    const char *st[] = {"main;a"};
+    double x[] = {100};
+    for (int k = 0; k < 10; k++)
+        add60(&c, f, 0, 60 * k, st, x, 1, false);
+    add60(&c, f, 1, 600, st, x, 1, false); /* alive 60 s of the 300 s current window */
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_diff_json(&c, "shop", 1000, NULL, NULL);
+    json_t *w = json_object_get(json_object_get(out, "quality"), "warnings");
+    CHECK_INT(json_array_size(w), 2);
+    CHECK_STR(json_string_value(json_array_get(w, 0)),
+              "the windows differ in length (baseline 600 s, current 300 s): the current window "
+              "ends before uploads still in flight; capacity is a rate and compares, sample "
+              "counts do not");
+    CHECK_STR(json_string_value(json_array_get(w, 1)),
+              "in the current window the service's instances were alive for 60 s of 300 s "
+              "each: its capacity figure averages over the whole window");
+    json_decref(out);
+    fake_done(&c, f);
+}
+
 /* Speed: 600 profiles x 3000 rows per window (distinct stacks of depth 8 over 2,000
  * functions), aggregated and answered. Printed, not asserted (STYLE: CI times nothing). */
 static void test_speed(void)
@@ -562,6 +591,7 @@ int main(void)
     RUN(test_counts_missing);
     RUN(test_window_samples_null);
     RUN(test_wall_diff);
+    RUN(test_unlike_windows_warned);
     RUN(test_speed);
     return TEST_DONE();
 }
