@@ -82,6 +82,11 @@ export async function resume(): Promise<Session | null> {
   return session;
 }
 
+/** Forgets the session locally (the server already ended it: a 401). */
+export function forget(): void {
+  session = null;
+}
+
 export async function signOut(): Promise<void> {
   try {
     await call("DELETE", "/api/v1/session");
@@ -121,7 +126,9 @@ export interface CapacityInputs {
   instances: CapacityInstance[]; instances_truncated: boolean;
 }
 export interface Quality { profiles: number; coverage: number | null; has_data: boolean; instances_alive: number; instances_profiled: number; instances_unprofiled: number; truncated_stacks: number }
+export interface CpuAgreement { sampled_cpu_s: number; os_thread_cpu_s: number; ratio: number | null; warning: string | null; scope: string; profiles?: number }
 export interface ProfileAnswer {
+  cpu_agreement?: CpuAgreement | null;
   service: string; type: PType; type_note: string; from: string; to: string; profiles: number;
   samples: number | null; value_ns: number;
   functions: { name: string; self_ns: number; total_ns: number; self_share: number; total_share: number; vcpu_hours_per_month: number | null }[];
@@ -145,6 +152,7 @@ export interface DiffAnswer {
   capacity_unavailable: string | null;
   significance_unavailable?: string | null;
   quality: { baseline: Quality; current: Quality; warnings: string[] };
+  cpu_agreement?: { baseline: CpuAgreement | null; current: CpuAgreement | null } | null;
 }
 export interface Issue { id: string; service: string; title: string; started_at: string; created_at: string }
 export interface Deploy { version: string; at: string; source: "declared" | "observed" }

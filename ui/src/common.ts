@@ -1,7 +1,7 @@
 // Pieces shared by the pages: the type badge, error states, the profiling toggle, buckets.
 
 import * as api from "./api";
-import { h, notice } from "./dom";
+import { h, notice, replace } from "./dom";
 
 const NOTES: Record<api.PType, string> = {
   cpu: "excludes time spent waiting",
@@ -27,6 +27,30 @@ export function errorBox(e: unknown, retry?: () => void): HTMLElement {
     return notice("error", `Error ${e.status} (${e.code})`, e.message, again);
   }
   return notice("error", "Error", String(e), again);
+}
+
+/** The server ended the session (expired, signed out elsewhere, key revoked): forget it and
+ * let the router show the sign-in page for the current address (signing in returns there). */
+export function signedOut(): void {
+  api.forget();
+  window.dispatchEvent(new Event("rt-signed-out"));
+}
+
+/** What a failed change (PUT/POST) shows: a 401 goes to sign-in (returns null); an
+ * unreachable server says what to do; other errors say what the API said. */
+export function mutationError(e: unknown): HTMLElement | null {
+  if (e instanceof api.ApiError && e.status === 401) {
+    signedOut();
+    return null;
+  }
+  if (e instanceof api.Unreachable)
+    return h("span", { class: "mutation-error", role: "alert" }, h("strong", null, "Server unreachable: "),
+      `nothing was changed. Check that \`roottrace serve\` is running at ${location.origin}, then try again.`);
+  if (e instanceof api.ApiError && e.status === 403)
+    return h("span", { class: "mutation-error", role: "alert" }, `Not allowed: ${e.message}. An admin key is needed to change this.`);
+  if (e instanceof api.ApiError)
+    return h("span", { class: "mutation-error", role: "alert" }, `Error ${e.status}: ${e.message}`);
+  return h("span", { class: "mutation-error", role: "alert" }, `Unexpected error: ${e instanceof Error ? e.message : String(e)}`);
 }
 
 /** The per-service profiling switch: PUT /api/v1/services/{name}/profiling. Disabled for
@@ -55,7 +79,7 @@ export function toggle(svc: { name: string; profiling_enabled: boolean }, onChan
       msg.textContent = on ? "SDKs pick this up within a second." : "SDKs stop profiling within a second.";
       onChange?.(on);
     } catch (e) {
-      msg.textContent = e instanceof Error ? e.message : String(e);
+      replace(msg, mutationError(e));
     } finally {
       btn.disabled = readOnly;
     }
@@ -83,5 +107,9 @@ export async function sampleBuckets(service: string, type: api.PType, from: numb
 
 export function warnings(list: string[]): HTMLElement | null {
   if (!list.length) return null;
-  return notice("warn", "Data quality", h("ul", null, ...list.map((w) => h("li", null, w))));
+  const box = notice("warn", `Data quality: ${list.length === 1 ? "1 warning" : `${list.length} warnings`} — read before trusting the numbers`,
+    h("ul", null, ...list.map((w) => h("li", null, w))));
+  box.classList.add("quality-warnings");
+  box.dataset.testid = "quality-warnings";
+  return box;
 }

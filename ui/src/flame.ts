@@ -65,7 +65,13 @@ export class FlameGraph {
       const i = this.hit(e);
       if (i >= 0) this.zoom(i);
     });
-    this.el.addEventListener("keydown", (e) => { if ((e as KeyboardEvent).key === "Escape") this.zoom(0); });
+    // Escape resets the zoom while this graph is on the page (focus anywhere); the listener
+    // removes itself once the graph has left the document.
+    const onKey = (e: KeyboardEvent) => {
+      if (!this.el.isConnected) { document.removeEventListener("keydown", onKey); return; }
+      if (e.key === "Escape" && this.focus !== 0) this.zoom(0);
+    };
+    document.addEventListener("keydown", onKey);
     const ro = new ResizeObserver(() => {
       const w = this.canvas.parentElement?.clientWidth ?? 0;
       if (w && Math.abs(w - this.cssW) > 1) this.draw();

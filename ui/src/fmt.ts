@@ -15,7 +15,40 @@ export function num(v: number | null | undefined, digits = 0): string {
 
 export function vcpu(v: number | null | undefined): string {
   if (v === null || v === undefined) return "—";
-  return v >= 100 ? num(v, 0) : v >= 1 ? num(v, 2) : num(v, 4);
+  const a = Math.abs(v);
+  return a >= 100 ? num(v, 0) : a >= 1 ? num(v, 2) : num(v, 4);
+}
+
+/** Three significant figures (whole numbers from 100 up), no sign. */
+export function sig3(v: number): string {
+  const a = Math.abs(v);
+  if (a >= 100) return num(a, 0);
+  if (a === 0) return "0";
+  return Number(a.toPrecision(3)).toLocaleString("en-US", { maximumFractionDigits: 20 });
+}
+
+/** A signed difference: "+12.3", "−80.1", "0". */
+export function delta(v: number): string {
+  const s = sig3(v);
+  if (s === "0") return "0";
+  return `${v > 0 ? "+" : "−"}${s}`;
+}
+
+/** A count: integers without decimals, fractions (weighted samples) with one. */
+export function count(v: number | null | undefined): string {
+  if (v === null || v === undefined) return "—";
+  return Number.isInteger(v) ? num(v, 0) : num(v, 1);
+}
+
+/** A length of time in words: "2 min 47 s", "1 h 5 min", "45 s". */
+export function span(s: number): string {
+  let r = Math.max(0, Math.round(s));
+  const parts: string[] = [];
+  for (const [unit, n] of [["d", 86400], ["h", 3600], ["min", 60]] as [string, number][]) {
+    if (r >= n) { parts.push(`${Math.floor(r / n)} ${unit}`); r %= n; }
+  }
+  if (r || !parts.length) parts.push(`${r} s`);
+  return parts.join(" ");
 }
 
 export function secs(v: number | null | undefined): string {

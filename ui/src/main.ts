@@ -46,7 +46,8 @@ async function route(): Promise<void> {
   header();
   if (!s || parts[0] === "signin") {
     if (s) { location.hash = "#/"; return; }
-    signInPage(app, () => { location.hash = "#/"; void route(); });
+    // Signing in returns to the address asked for (a deep link survives sign-in).
+    signInPage(app, () => { if (parts[0] === "signin") location.hash = "#/"; else void route(); });
     return;
   }
   const base = parts.slice(0, 2).map(encodeURIComponent).join("/");
@@ -73,4 +74,5 @@ async function route(): Promise<void> {
 }
 
 window.addEventListener("hashchange", () => void route());
+window.addEventListener("rt-signed-out", () => void route());
 void route();

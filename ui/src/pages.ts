@@ -2,7 +2,7 @@
 // (ranked table, differential flame graph, timeline, capacity).
 
 import * as api from "./api";
-import { badge, errorBox, sampleBuckets, toggle, warnings } from "./common";
+import { badge, errorBox, mutationError, sampleBuckets, toggle, warnings } from "./common";
 import { h, notice, replace } from "./dom";
 import { FlameGraph, deltaColor, nameColor } from "./flame";
 import * as fmt from "./fmt";
@@ -61,12 +61,18 @@ export async function servicesPage(root: HTMLElement): Promise<void> {
           h("td", null, i.version ?? "—"), h("td", null, i.status ?? "not reported yet"),
           h("td", null, fmt.time(i.last_seen), i.stale ? " (stale)" : "")))))
       : h("p", { class: "muted" }, "No instance has polled yet (profiles uploaded directly have none).");
-    const off = !s.profiling_enabled
-      ? h("p", { class: "hint" }, "Profiling is off (the default): its SDKs sample nothing until you turn it on.") : null;
+    const off = h("p", { class: "hint", "data-testid": "profiling-hint" });
+    const paintHint = (on: boolean) => {
+      off.textContent = on
+        ? "Profiling is on: its SDKs sample and upload (every 60 s by default)."
+        : "Profiling is off (the default): its SDKs sample nothing until you turn it on.";
+      off.classList.toggle("on", on);
+    };
+    paintHint(s.profiling_enabled);
     return h("section", { class: "card service", "data-service": s.name },
       h("div", { class: "card-head" },
         h("h2", null, h("a", { href: `#/service/${encodeURIComponent(s.name)}` }, s.name)),
-        toggle(s)),
+        toggle(s, paintHint)),
       off,
       h("p", null, "Profile types: ", ...(s.types.length ? s.types.map((t) => badge(t)) : ["none stored yet"]),
         " · last upload: ", fmt.time(s.last_upload)),
@@ -129,29 +135,37 @@ export async function servicePage(root: HTMLElement, name: string, q: Params, go
       describe: (i) => [fg.names[fg.nodes.name[i]],
         `total ${fmt.ns(fg.nodes.total_ns[i])} (${((100 * fg.nodes.total_ns[i]) / total).toFixed(2)}%)`,
         `self ${fmt.ns(fg.nodes.self_ns[i])} (${((100 * fg.nodes.self_ns[i]) / total).toFixed(2)}%)`,
-        `samples ${fg.nodes.samples[i] === null ? "—" : fmt.num(fg.nodes.samples[i], 1)}`],
+        `samples ${fmt.count(fg.nodes.samples[i])}`],
     });
     const cap = p.capacity
       ? h("p", { "data-testid": "capacity" }, `Capacity: ${fmt.vcpu(p.capacity.vcpu_hours_per_month)} vCPU-hours/month (730 h × ${fmt.num(p.capacity.inputs.cpu_s, 2)} CPU s / ${fmt.num(p.capacity.inputs.window_s)} s window, coverage ${p.capacity.inputs.coverage === null ? "—" : fmt.pct(100 * p.capacity.inputs.coverage, 0)})`)
       : h("p", { "data-testid": "capacity-unavailable" }, `No capacity figure: ${p.capacity_unavailable ?? "unavailable"}`);
-    replace(flameBox, warnings(p.quality.warnings), cap, fg.truncated ? notice("info", "Pruned", "The smallest frames were pruned to the server's 50,000-node budget.") : null, fgv.el);
+    const agree = p.cpu_agreement?.warning
+      ? notice("warn", `Sampled CPU vs OS thread CPU: ratio ${p.cpu_agreement.ratio === null ? "—" : p.cpu_agreement.ratio.toFixed(2)}`, p.cpu_agreement.warning) : null;
+    replace(flameBox, warnings(p.quality.warnings), cap, agree, fg.truncated ? notice("info", "Pruned", "The smallest frames were pruned to the server's 50,000-node budget.") : null, fgv.el);
   }).catch((e) => replace(flameBox, errorBox(e)));
 
+  const pickMsg = h("p", { class: "pick-msg" });
   Promise.all([sampleBuckets(name, type, from, to, 30), deploys]).then(([buckets, ds]) => {
     const markers: Marker[] = ds.map((d) => ({ at: Date.parse(d.at), label: d.version, kind: d.source }));
     const canIssue = api.canChange();
     replace(tlBox, timeline({
       from, to, buckets, markers, unit: "samples",
       pickHint: canIssue ? "click to investigate from here" : undefined,
-      onPick: canIssue ? (t) => void investigate(name, type, t) : undefined,
-    }), h("p", { class: "muted" }, canIssue ? "Click a point to open an issue starting there (investigate from here)." : "Read-only session: an admin key can open issues from here."));
+      onPick: canIssue ? (t) => void investigate(name, type, t, pickMsg) : undefined,
+    }), h("p", { class: "muted" }, canIssue ? "Click a point to open an issue starting there (investigate from here)." : "Read-only session: an admin key can open issues from here."), pickMsg);
   }).catch((e) => replace(tlBox, errorBox(e)));
 }
 
-async function investigate(service: string, type: api.PType, t: number): Promise<void> {
+async function investigate(service: string, type: api.PType, t: number, msg: HTMLElement): Promise<void> {
   const at = new Date(Math.round(t / 1000) * 1000).toISOString();
-  const issue = await api.post<api.Issue>("/api/v1/issues", { service, title: `Investigate ${service} from ${fmt.time(at)}`, started_at: at });
-  location.hash = `#/issue/${issue.id}?type=${type}`;
+  replace(msg);
+  try {
+    const issue = await api.post<api.Issue>("/api/v1/issues", { service, title: `Investigate ${service} from ${fmt.time(at)}`, started_at: at });
+    location.hash = `#/issue/${issue.id}?type=${type}`;
+  } catch (e) {
+    replace(msg, mutationError(e));
+  }
 }
 
 // ---- issues ----
@@ -196,10 +210,15 @@ export async function issuePage(root: HTMLElement, id: string, q: Params, go: (p
   const typeTabs = h("div", { class: "tabs" }, ...types.map((t) => h("button", {
     type: "button", "aria-pressed": String(t === type), onclick: () => { const n = new URLSearchParams(q); n.set("type", t); go(n); },
   }, t === "cpu" ? "CPU" : "Wall clock")));
+  // The chosen length: the URL's, else the baseline's (the baseline is never cut short; the
+  // answer's window_s is the current window's length, which uploads in flight can shorten).
+  const baseLen = Math.round((Date.parse(diff.baseline.to) - Date.parse(diff.baseline.from)) / 1000);
+  const asked = Math.round(Number(q.get("window_s")));
+  const chosen = asked > 0 ? asked : baseLen;
   const winSel = h("select", { "aria-label": "window length", "data-testid": "window-select" },
-    ...[...new Set([...WINDOWS, diff.window_s])].sort((a, b) => a - b).map((w) => {
+    ...[...new Set([...WINDOWS, chosen])].sort((a, b) => a - b).map((w) => {
       const o = h("option", { value: w }, fmt.duration(w));
-      o.selected = w === diff.window_s;
+      o.selected = w === chosen;
       return o;
     }));
   winSel.addEventListener("change", () => { const n = new URLSearchParams(q); n.set("window_s", winSel.value); go(n); });
@@ -207,12 +226,18 @@ export async function issuePage(root: HTMLElement, id: string, q: Params, go: (p
   const noBase = base.profiles === 0
     ? notice("warn", "No baseline data", `No profiles in the baseline window (${fmt.time(base.from)} to ${fmt.time(base.to)}): every function would look new. Profiling may have been off then — pick a shorter window, or compare later.`)
     : null;
+  const curLen = (Date.parse(cur.to) - Date.parse(cur.from)) / 1000;
+  const cutShort = curLen < chosen - 0.5
+    ? h("p", { class: "cut-short", "data-testid": "cut-short" },
+      `Current window so far: ${fmt.span(curLen)} of ${fmt.duration(chosen)} — uploads still arriving (${fmt.time(cur.from)} → ${fmt.time(cur.to)}).`)
+    : null;
   const tlBox = h("div", { class: "panel" }, h("p", { class: "muted" }, "Loading the timeline…"));
   replace(root, head,
     h("div", { class: "controls" }, typeTabs, h("label", null, "Window length ", winSel),
       ` baseline ${fmt.time(base.from)} → ${fmt.time(base.to)} · current ${fmt.time(cur.from)} → ${fmt.time(cur.to)}`),
+    cutShort,
     badge(diff.type, diff.type_note),
-    noBase, warnings(diff.quality.warnings),
+    warnings(diff.quality.warnings), noBase,
     diff.significance_unavailable ? notice("info", "No significance test", diff.significance_unavailable) : null,
     h("h2", null, "Timeline"), tlBox,
     h("h2", null, "Capacity"), capacityPanel(diff),
@@ -230,10 +255,30 @@ export async function issuePage(root: HTMLElement, id: string, q: Params, go: (p
   }).catch((e) => replace(tlBox, errorBox(e)));
 }
 
+/** Sampled CPU against the CPU the OS accounted to the sampled thread, per window. */
+function agreement(d: api.DiffAnswer): HTMLElement | null {
+  const a = d.cpu_agreement;
+  if (!a || (!a.baseline && !a.current)) return null;
+  const row = (label: string, x: api.CpuAgreement | null) => h("tr", null, h("th", null, label),
+    x ? h("td", { class: "num", "data-testid": `agreement-ratio-${label}` }, x.ratio === null ? "—" : x.ratio.toFixed(2)) : h("td", null, "—"),
+    x ? h("td", { class: "num" }, `${fmt.num(x.sampled_cpu_s, 3)} s`) : h("td", null, "—"),
+    x ? h("td", { class: "num" }, `${fmt.num(x.os_thread_cpu_s, 3)} s`) : h("td", null, "—"),
+    h("td", null, x ? x.scope : "no OS CPU reported"));
+  const warns = [["baseline", a.baseline], ["current", a.current]]
+    .filter(([, x]) => x && (x as api.CpuAgreement).warning)
+    .map(([k, x]) => h("li", null, h("strong", null, `${k}: `), (x as api.CpuAgreement).warning!));
+  return h("div", { class: "agreement", "data-testid": "cpu-agreement" },
+    h("table", { class: "inputs" },
+      h("caption", null, "Sampled CPU vs CPU the OS accounted to the thread (ratio = sampled / OS)"),
+      h("thead", null, h("tr", null, h("th", null, "window"), h("th", { class: "num" }, "ratio"), h("th", { class: "num" }, "sampled CPU"), h("th", { class: "num" }, "OS thread CPU"), h("th", null, "scope"))),
+      h("tbody", null, row("baseline", a.baseline), row("current", a.current))),
+    warns.length ? notice("warn", "Sampled CPU disagrees with the OS — the capacity figures use the sampled CPU", h("ul", null, ...warns)) : null);
+}
+
 function capacityPanel(d: api.DiffAnswer): HTMLElement {
   if (!d.capacity) {
     return h("div", { class: "panel capacity refused", "data-testid": "capacity-unavailable" },
-      h("strong", null, "No vCPU-hours figure. "), d.capacity_unavailable ?? "unavailable");
+      h("strong", null, "No vCPU-hours figure. "), d.capacity_unavailable ?? "unavailable", agreement(d));
   }
   const c = d.capacity;
   const inputs = (label: string, i: api.CapacityInputs) => h("table", { class: "inputs" },
@@ -253,7 +298,8 @@ function capacityPanel(d: api.DiffAnswer): HTMLElement {
     h("p", { class: "big" },
       h("span", null, "Service: baseline ", h("strong", { "data-testid": "capacity-base" }, fmt.vcpu(vb)), " → current ",
         h("strong", { "data-testid": "capacity-cur" }, fmt.vcpu(vc)), " vCPU-hours/month"),
-      vb !== null && vc !== null ? ` (${vc - vb >= 0 ? "+" : ""}${fmt.vcpu(vc - vb)})` : ""),
+      vb !== null && vc !== null ? h("span", { "data-testid": "capacity-delta" }, ` (${fmt.delta(vc - vb)})`) : ""),
+    agreement(d),
     d.capacity_unavailable ? h("p", null, d.capacity_unavailable) : null,
     h("p", { class: "formula" }, "vCPU-hours/month = 730 × (1/|W|) × Σ_i cpu_i × A_i / P_i (DESIGN §7). A capacity estimate assuming the window's rate holds for a month, not a bill."),
     h("div", { class: "inputs-row" }, inputs("Baseline inputs", c.inputs.base), inputs("Current inputs", c.inputs.cur)),
@@ -274,8 +320,8 @@ function rankTable(d: api.DiffAnswer): HTMLElement {
     { key: "cur_share", label: "Self cur", get: (f) => f.cur_share, show: (f) => fmt.pct(f.cur_share), num: true },
     { key: "base_total_share", label: "Total base", get: (f) => f.base_total_share, show: (f) => fmt.pct(f.base_total_share), num: true },
     { key: "cur_total_share", label: "Total cur", get: (f) => f.cur_total_share, show: (f) => fmt.pct(f.cur_total_share), num: true },
-    { key: "base_samples", label: "Samples base", get: (f) => f.base_samples, show: (f) => fmt.num(f.base_samples), num: true },
-    { key: "cur_samples", label: "Samples cur", get: (f) => f.cur_samples, show: (f) => fmt.num(f.cur_samples), num: true },
+    { key: "base_samples", label: "Samples base", get: (f) => f.base_samples, show: (f) => fmt.count(f.base_samples), num: true },
+    { key: "cur_samples", label: "Samples cur", get: (f) => f.cur_samples, show: (f) => fmt.count(f.cur_samples), num: true },
     { key: "significant", label: "Significant", get: (f) => sig(f), show: sig },
   ];
   if (d.type === "cpu") cols.push(
@@ -312,7 +358,7 @@ function rankTable(d: api.DiffAnswer): HTMLElement {
     const shown = showAll ? rows : rows.slice(0, LIMIT);
     replace(tbody, ...shown.map((f) => h("tr", { class: f.delta_pp > 0 ? "grown" : f.delta_pp < 0 ? "shrunk" : undefined },
       ...cols.map((c) => h("td", { class: c.num ? "num" : c.key === "name" ? "fn" : undefined },
-        c.show(f), c.key === "name" && f.new ? h("span", { class: "tag" }, "new") : null)))));
+        c.key === "name" ? fnName(f.name) : c.show(f), c.key === "name" && f.new ? h("span", { class: "tag" }, "new") : null)))));
     more.hidden = rows.length <= LIMIT || showAll;
     more.textContent = `Show all ${rows.length} functions`;
   };
@@ -322,6 +368,14 @@ function rankTable(d: api.DiffAnswer): HTMLElement {
     h("p", { class: "muted" }, "Share = self time / window total; Δ in percentage points. Default order is the API's (Δ descending); click a header to sort. Significance: two-sided z-test with overdispersion, Bonferroni-corrected (DESIGN §6)."),
     h("div", { class: "table-scroll" }, h("table", { class: "rank", "data-testid": "rank-table" }, h("thead", null, h("tr", null, ...ths)), tbody)),
     d.truncated ? h("p", { class: "muted" }, "The API truncated this list.") : null, more);
+}
+
+/** A function name that may wrap only after a separator (. : / ; _ $ # space), never
+ * mid-identifier; a longer unbroken part scrolls the table sideways. */
+function fnName(name: string): HTMLElement {
+  const el = h("span", { class: "fn-name" });
+  for (const part of name.split(/(?<=[.:/;_$#\\ ])/)) el.append(part, h("wbr"));
+  return el;
 }
 
 function diffFlame(d: api.DiffAnswer): HTMLElement {

@@ -21,7 +21,12 @@ const COLORS = { declared: "#2b8a3e", observed: "#e8590c", issue: "#c92a2a", bas
 export function timeline(o: TimelineOpts): HTMLElement {
   const canvas = h("canvas", { class: "timeline-canvas", role: "img", "aria-label": "timeline" });
   const tip = h("div", { class: "timeline-tip", hidden: true });
-  const H = 140, PAD_B = 18, PAD_T = 16;
+  // Markers sit in lanes above the bars, one per kind (issue start, declared, observed), so
+  // markers at the same instant stay visible; labels in a lane are pushed apart, never drawn
+  // over each other. The lane layout is published on the canvas (data-markers) for tests.
+  const LANE_H = 14;
+  const lanes = (["issue", "declared", "observed"] as Marker["kind"][]).filter((k) => o.markers.some((m) => m.kind === k));
+  const PAD_B = 18, PAD_T = 16 + lanes.length * LANE_H, H = 124 + lanes.length * LANE_H;
   let cssW = 800;
   const span = Math.max(o.to - o.from, 1);
   const tx = (t: number) => ((t - o.from) / span) * cssW;
@@ -41,7 +46,7 @@ export function timeline(o: TimelineOpts): HTMLElement {
       c.fillStyle = COLORS[s.kind];
       c.fillRect(tx(s.from), PAD_T, tx(s.to) - tx(s.from), H - PAD_T - PAD_B);
       c.fillStyle = "#495057";
-      c.fillText(s.label, tx(s.from) + 4, PAD_T + 12);
+      c.fillText(s.label, tx(s.from) + 4, H - PAD_B - 4);
     }
     const max = Math.max(1e-9, ...o.buckets.map((b) => b.value ?? 0));
     for (const b of o.buckets) {
@@ -51,19 +56,51 @@ export function timeline(o: TimelineOpts): HTMLElement {
       c.fillStyle = "#748ffc";
       c.fillRect(x, H - PAD_B - bh, w, bh);
     }
-    for (const m of o.markers) {
+    const placed: { kind: string; label: string; lane: number; x: number; x0: number; x1: number }[] = [];
+    // Lines first (issue start underneath, then declared, then observed: the dashed observed
+    // line stays visible over a solid one at the same instant), labels after.
+    const order = { issue: 0, declared: 1, observed: 2 };
+    const sorted = [...o.markers].sort((a, b) => order[a.kind] - order[b.kind] || a.at - b.at);
+    for (const m of sorted) {
+      const lane = lanes.indexOf(m.kind);
       const x = tx(m.at);
+      const top = 16 + lane * LANE_H + 2;
       c.strokeStyle = COLORS[m.kind];
-      c.lineWidth = m.kind === "issue" ? 2.5 : 1.5;
+      c.lineWidth = m.kind === "issue" ? 2.5 : m.kind === "declared" ? 2 : 1.5;
       c.setLineDash(m.kind === "observed" ? [4, 3] : []);
       c.beginPath();
-      c.moveTo(x, PAD_T - 6);
+      c.moveTo(x, top);
       c.lineTo(x, H - PAD_B);
       c.stroke();
-      c.fillStyle = COLORS[m.kind];
-      c.fillText(m.label, Math.min(x + 3, cssW - 120), m.kind === "issue" ? PAD_T - 4 : PAD_T + 26);
+      c.setLineDash([]);
+      // the lane's head: a filled triangle (declared, issue) or a hollow one (observed)
+      c.beginPath();
+      c.moveTo(x - 4, top - 2);
+      c.lineTo(x + 4, top - 2);
+      c.lineTo(x, top + 4);
+      c.closePath();
+      if (m.kind === "observed") { c.lineWidth = 1.2; c.stroke(); } else { c.fillStyle = COLORS[m.kind]; c.fill(); }
     }
-    c.setLineDash([]);
+    for (const lane of lanes) {
+      let end = -Infinity;
+      for (const m of sorted.filter((x) => x.kind === lane)) {
+        const label = m.kind === "issue" ? m.label : `${m.label} (${m.kind})`;
+        const w = c.measureText(label).width;
+        const x = tx(m.at);
+        let x0 = Math.max(x + 6, end + 8);
+        if (x0 + w > cssW - 2) x0 = Math.max(end + 8, x - 6 - w);
+        if (x0 < 0 || x0 + w > cssW + 0.5) x0 = Math.max(0, cssW - w - 2);
+        const y = 16 + lanes.indexOf(lane) * LANE_H + 8;
+        c.fillStyle = "rgba(255,255,255,0.9)"; // labels sit over other lanes' lines
+        c.fillRect(x0 - 2, y - 10, w + 4, 12);
+        c.fillStyle = COLORS[m.kind];
+        c.fillText(label, x0, y);
+        placed.push({ kind: m.kind, label, lane: lanes.indexOf(lane), x, x0, x1: x0 + w });
+        end = Math.max(end, x0 + w);
+      }
+    }
+    canvas.dataset.markers = JSON.stringify(placed.map((p) => ({ ...p, x: Math.round(p.x), x0: Math.round(p.x0), x1: Math.round(p.x1) })));
+    canvas.setAttribute("aria-label", `timeline${placed.length ? ": " + o.markers.map((m) => `${m.kind === "issue" ? m.label : `${m.kind} deploy ${m.label}`} at ${time(m.at)}`).join("; ") : ""}`);
     c.fillStyle = "#495057";
     c.fillText(time(o.from), 2, H - 4);
     const end = time(o.to);
@@ -87,8 +124,8 @@ export function timeline(o: TimelineOpts): HTMLElement {
   }
   const legend = h("div", { class: "legend" },
     h("span", { class: "sw bars" }), `${o.unit} per bucket`,
-    h("span", { class: "sw declared" }), "declared deploy (API/CI)",
-    h("span", { class: "sw observed" }), "observed deploy (an SDK reported a new version)",
+    h("span", { class: "sw declared" }), "declared deploy (API/CI, solid)",
+    h("span", { class: "sw observed" }), "observed deploy (an SDK reported a new version, dashed)",
     o.markers.some((m) => m.kind === "issue") ? h("span", { class: "sw issue" }) : null,
     o.markers.some((m) => m.kind === "issue") ? "issue start" : null,
     o.spans?.length ? h("span", { class: "sw baseline" }) : null, o.spans?.length ? "baseline" : null,

@@ -57,12 +57,14 @@ async function upload(service, type, start, text, extra = {}) {
 async function seed() {
   for (let k = 0; k < 10; k++) {
     const b = T - (10 - k) * 60 * S, c = T + k * 60 * S;
-    await upload("shop", "cpu", b, "main;handle;pricing.applyDiscount 50\nmain;handle;db.query 50\nmain;idle.loop 3\n", { instance: "shop-1", version: "1.0", runtime: "node" });
-    await upload("shop", "cpu", c, `main;handle;pricing.applyDiscount 90\nmain;handle;db.query 25\nmain;idle.loop 3\nmain;${HOSTILE[0]} 6\nmain;handle;${HOSTILE[1]} 4\n`, { instance: "shop-1", version: "2.0", runtime: "node" });
+    await upload("shop", "cpu", b, "main;handle;pricing.applyDiscount 50\nmain;handle;db.query 50\nmain;idle.loop 3\n", { instance: "shop-1", version: "1.0", runtime: "node", thread_cpu_ns: 1_030_000_000 });
+    await upload("shop", "cpu", c, `main;handle;pricing.applyDiscount 90\nmain;handle;db.query 25\nmain;idle.loop 3\nmain;${HOSTILE[0]} 6\nmain;handle;${HOSTILE[1]} 4\n`, { instance: "shop-1", version: "2.0", runtime: "node", thread_cpu_ns: 2_000_000_000 });
     await upload("py", "wall", b, "main;io.read 10\nmain;shop.pricing.compute_quote 10\n", { instance: "py-1", runtime: "python" });
     await upload("py", "wall", c, "main;io.read 10\nmain;shop.pricing.compute_quote 30\n", { instance: "py-1", runtime: "python" });
   }
   assert.equal((await api("POST", "/api/v1/deploys", { service: "shop", version: "2.0", at: (T - 30 * S) / S })).status, 201);
+  // a declared deploy at the very instant the issue starts (must not hide under its line)
+  assert.equal((await api("POST", "/api/v1/deploys", { service: "shop", version: "2.0.1", at: T / S })).status, 201);
   cpuIssue = (await api("POST", "/api/v1/issues", { service: "shop", title: "checkout slow", started_at: T / S })).body;
   wallIssue = (await api("POST", "/api/v1/issues", { service: "py", title: "quotes slow", started_at: T / S })).body;
   // 50,000 nodes: 100 + 1,000 + 48,900 distinct frames under the root.
@@ -164,8 +166,12 @@ test("sign in, see the services, turn one on and see its SDK config change", asy
   const sw = '[data-testid=profiling-toggle][data-service="fresh"]';
   assert.equal(await page.getAttribute(sw, "aria-checked"), "false");
   await shot(page, "services");
+  const hint = '.card.service[data-service="fresh"] [data-testid=profiling-hint]';
+  assert.match(await page.textContent(hint), /Profiling is off/);
   await page.click(sw);
   await page.waitForSelector(`${sw}[aria-checked="true"]`);
+  assert.match(await page.textContent(hint), /Profiling is on/, "the hint follows the toggle without a reload");
+  assert.equal((await fetch(base + "/favicon.svg")).status, 200, "a favicon is served");
   const cfg = await api("GET", "/api/v1/sdk/config", undefined, { token: ingestKey, params: { service: "fresh", instance: "fresh-1" } });
   assert.equal(cfg.status, 200);
   assert.equal(cfg.body.enabled, true);
@@ -190,15 +196,46 @@ test("the CPU issue: top row equals the API's, capacity with inputs, CPU badge",
   assert.match(cap, /Baseline inputs/);
   assert.match(cap, /instance shop-1/);
   assert.ok(cap.includes(String(d.capacity.inputs.cur.hours_per_month)));
+  // cpu_agreement: the ratio per window and the warning, visibly
+  assert.ok(d.cpu_agreement?.current?.warning, "seeded thread_cpu_ns disagrees in the current window");
+  assert.equal(await page.textContent("[data-testid=agreement-ratio-current]"), d.cpu_agreement.current.ratio.toFixed(2));
+  assert.equal(await page.textContent("[data-testid=agreement-ratio-baseline]"), d.cpu_agreement.baseline.ratio.toFixed(2));
+  assert.ok((await page.textContent("[data-testid=cpu-agreement]")).includes(d.cpu_agreement.current.warning));
+  assert.ok(await page.isVisible("[data-testid=cpu-agreement] .notice.warn"));
+  assert.match(await page.textContent("[data-testid=capacity-delta]"), /^ \((0|[+−][\d,]+(\.\d+)?)\)$/);
+  for (const w of d.quality.warnings) assert.ok((await page.textContent("[data-testid=quality-warnings]")).includes(w));
+  assert.equal(await page.inputValue("[data-testid=window-select]"), "600");
   // sorting by a column, then back to the API's order
   await page.click('th[data-key="name"] button');
   const sorted = await page.$$eval("[data-testid=rank-table] tbody tr td.fn", (els) => els.map((e) => e.firstChild.textContent));
   assert.deepEqual(sorted, [...sorted].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   await page.click('th[data-key="rank"] button');
   assert.equal(await page.textContent("[data-testid=rank-table] tbody tr:first-child td.fn"), first);
-  await page.waitForSelector(".timeline canvas");
+  await page.waitForSelector(".timeline canvas[data-markers]");
   await page.waitForSelector(".flame[data-first-render-ms]");
+  // markers: declared, observed and the issue start each in their own lane; no label overlap
+  const marks = JSON.parse(await page.getAttribute(".timeline canvas", "data-markers"));
+  const declared = marks.find((m) => m.kind === "declared" && m.label.startsWith("2.0.1"));
+  const start = marks.find((m) => m.kind === "issue");
+  assert.ok(declared && start && declared.lane !== start.lane, JSON.stringify(marks));
+  assert.ok(Math.abs(declared.x - start.x) <= 1, "the deploy coincides with the issue start");
+  for (const a of marks) for (const b of marks)
+    if (a !== b && a.lane === b.lane) assert.ok(a.x1 <= b.x0 || b.x1 <= a.x0, `labels overlap: ${a.label} / ${b.label}`);
+  // Escape resets the flame graph's zoom
+  const fc = await page.locator(".flame-canvas").boundingBox();
+  await page.mouse.click(fc.x + 10, fc.y + 18 + 9);
+  await page.waitForFunction(() => document.querySelectorAll(".flame-crumbs .crumb").length > 1);
+  await page.mouse.move(0, 0);
+  await page.keyboard.press("Escape");
+  await page.waitForFunction(() => document.querySelectorAll(".flame-crumbs .crumb").length <= 1);
   await shot(page, "issue-cpu");
+  // a window longer than the data so far: the chosen length stays selected and the cut-short
+  // current window is stated, formatted
+  await ready(page, `#/issue/${cpuIssue.id}?type=cpu&window_s=3600`, "[data-testid=rank-table] tbody tr");
+  assert.equal(await page.inputValue("[data-testid=window-select]"), "3600");
+  const opts = await page.$$eval("[data-testid=window-select] option", (els) => els.map((e) => e.textContent));
+  assert.ok(opts.every((t) => /^\d+ (s|min|h|d)$/.test(t)), opts.join(","));
+  assert.match(await page.textContent("[data-testid=cut-short]"), /Current window so far: (\d+ h )?(\d+ min )?(\d+ s )?of 1 h — uploads still arriving/);
   await page.context().close();
 });
 
@@ -259,6 +296,39 @@ test("service view: flame graph and timeline; a click on the timeline opens an i
   assert.equal(made.service, "shop");
   assert.ok(Math.abs(Date.parse(made.started_at) - Date.now()) < 2 * 3600 * S);
   assert.match(await page.textContent("h1"), /Investigate shop from/);
+  await page.context().close();
+});
+
+test("a session ended server-side: a toggle goes to sign-in; deep links survive sign-in; unreachable is explained", async () => {
+  const page = await newPage();
+  const errs = [];
+  page.on("pageerror", (e) => errs.push(e.message));
+  await page.waitForSelector(".card.service");
+  // the network fails: the toggle says the server is unreachable and what to do
+  await page.route("**/api/v1/services/*/profiling", (r) => r.abort());
+  await page.click('[data-testid=profiling-toggle][data-service="py"]');
+  await page.waitForSelector('.card.service[data-service="py"] .mutation-error');
+  const m = await page.textContent('.card.service[data-service="py"] .toggle-msg');
+  assert.match(m, /Server unreachable/);
+  assert.doesNotMatch(m, /TypeError|Failed to fetch/);
+  await page.unroute("**/api/v1/services/*/profiling");
+  // end the session server-side, then toggle: the sign-in page, not the API's text
+  const st = await page.evaluate(async () => {
+    const s = await (await fetch("/api/v1/session")).json();
+    return (await fetch("/api/v1/session", { method: "DELETE", headers: { "X-CSRF-Token": s.csrf_token } })).status;
+  });
+  assert.ok(st < 300, `DELETE /api/v1/session: ${st}`);
+  await page.click('[data-testid=profiling-toggle][data-service="py"]');
+  await page.waitForSelector("form.signin");
+  // a deep link while signed out lands there after sign-in
+  await page.goto(`${base}/#/issue/${cpuIssue.id}?window_s=600`);
+  await page.waitForSelector("form.signin");
+  await page.fill("#token", ADMIN);
+  await page.click("form.signin button[type=submit]");
+  await page.waitForSelector("[data-testid=rank-table] tbody tr", { timeout: 30_000 });
+  assert.equal(await page.evaluate(() => location.hash), `#/issue/${cpuIssue.id}?window_s=600`);
+  assert.equal(await page.inputValue("[data-testid=window-select]"), "600");
+  assert.deepEqual(errs, [], "no unhandled error or rejection");
   await page.context().close();
 });
 
