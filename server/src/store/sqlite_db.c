@@ -22,7 +22,7 @@ static const char *const sql_text[RT__SQL_COUNT] = {
 };
 
 /* Schema version 1 (docs/internals/store.md explains each table). */
-static const char schema_v1[] =
+const char rt__sqlite_schema_v1[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
     "INSERT INTO meta VALUES('profile_count', 0), ('max_duration_ns', 1);"
     "CREATE TABLE services("
@@ -84,7 +84,7 @@ static const char migrate_v2[] =
     "CREATE INDEX audit_at ON audit(at_ns);";
 
 /* Migrations: migrations[v] takes a database from version v to v + 1. */
-static const char *const migrations[SCHEMA_VERSION] = {schema_v1, migrate_v2};
+static const char *const migrations[SCHEMA_VERSION] = {rt__sqlite_schema_v1, migrate_v2};
 
 int rt__sqlite_fail(struct rt__sqlite_conn *c, int rc, const char *what, struct rt_error *err)
 {

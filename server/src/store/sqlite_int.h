@@ -163,6 +163,10 @@ struct rt__sqlite {
     size_t nidle;
 };
 
+/* The SQL of schema version 1 (migration 0 -> 1, run with auto_vacuum already set; it does
+ * not set user_version). Exported so that tests can build a version 1 database. */
+extern const char rt__sqlite_schema_v1[];
+
 /* The statement id on c, reset and with bindings cleared; NULL with err set on failure. */
 sqlite3_stmt *rt__sqlite_stmt(struct rt__sqlite_conn *c, enum rt__sql id, struct rt_error *err);
 

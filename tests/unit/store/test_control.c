@@ -464,55 +464,6 @@ static void test_audit(void)
 
 /* ---- migration ---- */
 
-/* Schema version 1 exactly as the first release created it. */
-static const char schema_v1[] =
-    "PRAGMA auto_vacuum = INCREMENTAL;"
-    "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
-    "INSERT INTO meta VALUES('profile_count', 0), ('max_duration_ns', 1);"
-    "CREATE TABLE services("
-    " id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
-    " profiling_enabled INTEGER NOT NULL DEFAULT 0, config TEXT,"
-    " created_at_ns INTEGER NOT NULL, last_upload_ns INTEGER NOT NULL DEFAULT 0);"
-    "CREATE TABLE instances("
-    " id INTEGER PRIMARY KEY, service_id INTEGER NOT NULL REFERENCES services(id),"
-    " name TEXT NOT NULL, runtime TEXT, runtime_version TEXT, sdk_version TEXT, version TEXT,"
-    " status TEXT, first_seen_ns INTEGER NOT NULL, last_seen_ns INTEGER NOT NULL,"
-    " UNIQUE(service_id, name));"
-    "CREATE TABLE service_versions("
-    " service_id INTEGER NOT NULL REFERENCES services(id), version TEXT NOT NULL,"
-    " first_seen_ns INTEGER NOT NULL, PRIMARY KEY(service_id, version)) WITHOUT ROWID;"
-    "CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
-    "CREATE TABLE stacks(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, frames BLOB NOT NULL);"
-    "CREATE INDEX stacks_hash ON stacks(hash);"
-    "CREATE TABLE profiles("
-    " id INTEGER PRIMARY KEY, service_id INTEGER NOT NULL REFERENCES services(id),"
-    " type INTEGER NOT NULL, instance_id INTEGER NOT NULL REFERENCES instances(id),"
-    " version TEXT, profile_id TEXT, time_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,"
-    " end_ns INTEGER NOT NULL, period_ns INTEGER NOT NULL, samples REAL NOT NULL,"
-    " value_ns INTEGER NOT NULL, thread_cpu_ns INTEGER NOT NULL,"
-    " process_cpu_ns INTEGER NOT NULL, has_counts INTEGER NOT NULL,"
-    " truncated_stacks INTEGER NOT NULL, created_at_ns INTEGER NOT NULL,"
-    " nrows INTEGER NOT NULL, rows BLOB NOT NULL);"
-    "CREATE INDEX profiles_window ON profiles(service_id, type, time_ns);"
-    "CREATE INDEX profiles_end ON profiles(end_ns);"
-    "CREATE UNIQUE INDEX profiles_dedup ON profiles(profile_id, type)"
-    " WHERE profile_id IS NOT NULL;"
-    "CREATE TABLE polls("
-    " id INTEGER PRIMARY KEY, instance_id INTEGER NOT NULL REFERENCES instances(id),"
-    " first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL);"
-    "CREATE INDEX polls_instance ON polls(instance_id, last_ns);"
-    "CREATE INDEX polls_last ON polls(last_ns);"
-    "CREATE TABLE deploys("
-    " id INTEGER PRIMARY KEY, service TEXT NOT NULL, version TEXT NOT NULL,"
-    " at_ns INTEGER NOT NULL,"
-    " source TEXT NOT NULL CHECK (source IN ('declared', 'observed')));"
-    "CREATE INDEX deploys_service ON deploys(service, at_ns);"
-    "CREATE INDEX deploys_at ON deploys(at_ns);"
-    "CREATE TABLE issues("
-    " id INTEGER PRIMARY KEY AUTOINCREMENT, service TEXT NOT NULL, title TEXT NOT NULL,"
-    " started_at_ns INTEGER NOT NULL, created_at_ns INTEGER NOT NULL);"
-    "PRAGMA user_version = 1;";
-
 /* Rows of a version 1 database: an enabled service with one instance, its poll segment, a
  * deploy, an issue, and one profile whose one stack is main;work (frames 1, 2; stack 1). */
 static const char data_v1[] =
@@ -532,7 +483,12 @@ static int make_v1(const char *dir)
     sqlite3 *db;
     if (sqlite3_open(path, &db) != SQLITE_OK)
         return -1;
-    int rc = sqlite3_exec(db, schema_v1, NULL, NULL, NULL);
+    /* schema version 1 as the first release created it: the store's own v1 SQL */
+    int rc = sqlite3_exec(db, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, rt__sqlite_schema_v1, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db, data_v1, NULL, NULL, NULL);
     /* the stack and rows BLOBs in the store's own encodings */

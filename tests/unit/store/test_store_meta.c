@@ -1,0 +1,303 @@
+/* Tests of the store's metadata on the SQLite backend (server/src/store/store.c and
+ * sqlite_*.c): deploys, issues, services and instances, polls and liveness, and retention. */
+#include "store/sqlite_int.h"
+#include "store_fixture.h"
+#include "store_scan.h"
+#include "test.h"
+
+struct deploys {
+    int n;
+    char text[8][96];
+};
+
+static int collect_deploy(void *ud, const struct rt_deploy *d)
+{
+    struct deploys *ds = ud;
+    if (ds->n < 8)
+        snprintf(ds->text[ds->n++], 96, "%s %s %s %lld", d->service, d->version, d->source,
+                 (long long)((d->at_ns - T0) / S));
+    return 0;
+}
+
+static void test_deploys(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_profile *p1 = fixture_profile(RT_PTYPE_CPU, "svc", "a", "v1", NULL, T0, S);
+    struct rt_profile *p2 = fixture_profile(RT_PTYPE_CPU, "svc", "b", "v1", NULL, T0 + 5 * S, S);
+    struct rt_profile *p3 = fixture_profile(RT_PTYPE_WALL, "svc", "a", "v2", NULL, T0 + 9 * S, S);
+    struct rt_profile *p4 = fixture_profile(RT_PTYPE_CPU, "other", "a", "v1", NULL, T0 + 7 * S, S);
+    struct rt_profile *all[] = {p1, p2, p3, p4};
+    for (int i = 0; i < 4; i++)
+        CHECK_INT(fixture_put(s, all[i], NULL), 0);
+    struct rt_error err = {0};
+    struct rt_deploy d = {"svc", "v3", "declared", T0 + 8 * S};
+    CHECK_INT(rt_store_put_deploy(s, &d, &err), 0);
+    d.source = "guessed";
+    CHECK_INT(rt_store_put_deploy(s, &d, &err), RT_EINVAL);
+
+    struct deploys ds = {0};
+    CHECK_INT(rt_store_scan_deploys(s, "svc", T0, T0 + 60 * S, collect_deploy, &ds, &err), 0);
+    CHECK_INT(ds.n, 3);
+    CHECK_STR(ds.text[0], "svc v1 observed 0");
+    CHECK_STR(ds.text[1], "svc v3 declared 8");
+    CHECK_STR(ds.text[2], "svc v2 observed 9");
+    memset(&ds, 0, sizeof(ds));
+    CHECK_INT(rt_store_scan_deploys(s, NULL, T0, T0 + 60 * S, collect_deploy, &ds, &err), 0);
+    CHECK_INT(ds.n, 4);
+    CHECK_STR(ds.text[1], "other v1 observed 7");
+    /* half-open */
+    memset(&ds, 0, sizeof(ds));
+    CHECK_INT(rt_store_scan_deploys(s, "svc", T0 + 8 * S, T0 + 9 * S, collect_deploy, &ds, &err),
+              0);
+    CHECK_INT(ds.n, 1);
+    /* a profile without a start time: the deploy is at now */
+    struct rt_profile *p5 = fixture_profile(RT_PTYPE_CPU, "svc", "a", "v9", NULL, 0, S);
+    CHECK_INT(fixture_put(s, p5, NULL), 0);
+    memset(&ds, 0, sizeof(ds));
+    CHECK_INT(rt_store_scan_deploys(s, "svc", T0 + 3600 * S, INT64_MAX, collect_deploy, &ds, &err),
+              0);
+    CHECK_INT(ds.n, 1);
+    for (int i = 0; i < 4; i++)
+        rt_profile_free(all[i]);
+    rt_profile_free(p5);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+struct issues {
+    int n;
+    int64_t ids[8];
+    char titles[8][32];
+    int64_t started[8], created[8];
+};
+
+static int collect_issue(void *ud, const struct rt_issue *i)
+{
+    struct issues *is = ud;
+    if (is->n < 8) {
+        is->ids[is->n] = i->id;
+        snprintf(is->titles[is->n], 32, "%s/%s", i->service, i->title);
+        is->started[is->n] = i->started_at_ns;
+        is->created[is->n++] = i->created_at_ns;
+    }
+    return 0;
+}
+
+static void test_issues(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_error err = {0};
+    int64_t id1 = 0, id2 = 0;
+    struct rt_issue a = {0, "svc", "slow checkout", T0, 0};
+    struct rt_issue b = {0, "svc", "errors", T0 + 60 * S, T0 + 61 * S};
+    CHECK_INT(rt_store_put_issue(s, &a, &id1, &err), 0);
+    CHECK_INT(rt_store_put_issue(s, &b, &id2, &err), 0);
+    CHECK(id1 > 0 && id2 > id1);
+    struct issues is = {0};
+    CHECK_INT(rt_store_scan_issues(s, -1, collect_issue, &is, &err), 0);
+    CHECK_INT(is.n, 2);
+    CHECK_INT(is.ids[0], id2);
+    CHECK_STR(is.titles[0], "svc/errors");
+    CHECK_INT(is.created[0], T0 + 61 * S);
+    CHECK(is.created[1] > T0); /* now */
+    memset(&is, 0, sizeof(is));
+    CHECK_INT(rt_store_scan_issues(s, id1, collect_issue, &is, &err), 0);
+    CHECK_INT(is.n, 1);
+    CHECK_STR(is.titles[0], "svc/slow checkout");
+    CHECK_INT(is.started[0], T0);
+    CHECK_INT(rt_store_scan_issues(s, id2 + 100, collect_issue, &is, &err), RT_ENOTFOUND);
+    struct rt_issue bad = {0, "svc", NULL, T0, 0};
+    CHECK_INT(rt_store_put_issue(s, &bad, &id1, &err), RT_EINVAL);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+struct listing {
+    int n;
+    char text[8][160];
+};
+
+static int collect_service(void *ud, const struct rt_service_info *v)
+{
+    struct listing *l = ud;
+    if (l->n < 8)
+        snprintf(l->text[l->n++], 160, "%s en=%d cpu=%d wall=%d up=%d", v->name,
+                 v->profiling_enabled, v->has_cpu, v->has_wall, v->last_upload_ns > 0);
+    return 0;
+}
+
+static int collect_instance(void *ud, const struct rt_instance_info *i)
+{
+    struct listing *l = ud;
+    if (l->n < 8)
+        snprintf(l->text[l->n++], 160, "%s/%s %s %s %s %s %s %lld", i->service, i->instance,
+                 i->runtime ? i->runtime : "-", i->runtime_version ? i->runtime_version : "-",
+                 i->sdk_version ? i->sdk_version : "-", i->version ? i->version : "-",
+                 i->status ? i->status : "-", (long long)(i->last_seen_ns >= i->first_seen_ns));
+    return 0;
+}
+
+static void test_services_instances(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_error err = {0};
+    struct rt_profile *a = fixture_profile(RT_PTYPE_CPU, "api", "a1", "v1", NULL, T0, S);
+    rt_profile_set_str(&a->runtime, "node");
+    rt_profile_set_str(&a->runtime_version, "22.1");
+    rt_profile_set_str(&a->sdk_version, "0.1.0");
+    struct rt_profile *b = fixture_profile(RT_PTYPE_WALL, "api", "a1", "v2", NULL, T0 + S, S);
+    struct rt_profile *c = fixture_profile(RT_PTYPE_WALL, "worker", "w1", NULL, NULL, T0, S);
+    CHECK_INT(fixture_put(s, a, NULL), 0);
+    CHECK_INT(fixture_put(s, b, NULL), 0); /* no runtime: the stored one stays */
+    CHECK_INT(fixture_put(s, c, NULL), 0);
+    CHECK_INT(rt_store_put_poll(s, "polled", "p1", T0, &err), 0);
+
+    struct listing l = {0};
+    CHECK_INT(rt_store_scan_services(s, collect_service, &l, &err), 0);
+    CHECK_INT(l.n, 3);
+    CHECK_STR(l.text[0], "api en=0 cpu=1 wall=1 up=1");
+    CHECK_STR(l.text[1], "polled en=0 cpu=0 wall=0 up=0");
+    CHECK_STR(l.text[2], "worker en=0 cpu=0 wall=1 up=1");
+
+    memset(&l, 0, sizeof(l));
+    CHECK_INT(rt_store_scan_instances(s, NULL, collect_instance, &l, &err), 0);
+    CHECK_INT(l.n, 3);
+    CHECK_STR(l.text[0], "api/a1 node 22.1 0.1.0 v2 - 1");
+    CHECK_STR(l.text[1], "polled/p1 - - - - - 1");
+    CHECK_STR(l.text[2], "worker/w1 - - - - - 1");
+    memset(&l, 0, sizeof(l));
+    CHECK_INT(rt_store_scan_instances(s, "worker", collect_instance, &l, &err), 0);
+    CHECK_INT(l.n, 1);
+    rt_profile_free(a);
+    rt_profile_free(b);
+    rt_profile_free(c);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+static void test_polls_liveness(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_error err = {0};
+    /* i1 polls every 10 s from T0 to T0+100, then after a 60 s gap from T0+160 to T0+200 */
+    for (int t = 0; t <= 100; t += 10)
+        CHECK_INT(rt_store_put_poll(s, "svc", "i1", T0 + t * S, &err), 0);
+    for (int t = 160; t <= 200; t += 10)
+        CHECK_INT(rt_store_put_poll(s, "svc", "i1", T0 + t * S, &err), 0);
+    /* i2: one poll; a late out-of-order poll joins its segment */
+    CHECK_INT(rt_store_put_poll(s, "svc", "i2", T0 + 50 * S, &err), 0);
+    CHECK_INT(rt_store_put_poll(s, "svc", "i2", T0 + 40 * S, &err), 0);
+    CHECK_INT(rt_store_put_poll(s, "other", "i1", T0, &err), 0);
+    CHECK_INT(count_rows(dir, "polls"), 4);
+
+    struct alive a = {0};
+    CHECK_INT(rt_store_scan_liveness(s, "svc", T0, T0 + 300 * S, collect_alive, &a, &err), 0);
+    CHECK_INT(a.n, 2);
+    CHECK_STR(a.inst[0], "i1");
+    CHECK_INT(a.first[0], T0);
+    CHECK_INT(a.last[0], T0 + 200 * S);
+    CHECK_STR(a.inst[1], "i2");
+    CHECK_INT(a.first[1], T0 + 40 * S);
+    CHECK_INT(a.last[1], T0 + 50 * S);
+
+    /* clipped to the window: a segment straddling an edge reports the edge */
+    memset(&a, 0, sizeof(a));
+    CHECK_INT(rt_store_scan_liveness(s, "svc", T0 + 45 * S, T0 + 95 * S, collect_alive, &a, &err),
+              0);
+    CHECK_INT(a.n, 2);
+    CHECK_INT(a.first[0], T0 + 45 * S);
+    CHECK_INT(a.last[0], T0 + 95 * S - 1);
+    CHECK_INT(a.first[1], T0 + 45 * S);
+    CHECK_INT(a.last[1], T0 + 50 * S);
+    /* in the gap: nobody */
+    memset(&a, 0, sizeof(a));
+    CHECK_INT(rt_store_scan_liveness(s, "svc", T0 + 110 * S, T0 + 150 * S, collect_alive, &a, &err),
+              0);
+    CHECK_INT(a.n, 0);
+    /* half-open: a window ending at the first poll does not contain it */
+    CHECK_INT(rt_store_scan_liveness(s, "svc", T0 - 60 * S, T0, collect_alive, &a, &err), 0);
+    CHECK_INT(a.n, 0);
+    CHECK_INT(rt_store_scan_liveness(s, "svc", T0 - 60 * S, T0 + 1, collect_alive, &a, &err), 0);
+    CHECK_INT(a.n, 1);
+    CHECK_INT(a.first[0], T0);
+    CHECK_INT(a.last[0], T0);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+static void test_retention(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_error err = {0};
+    for (int i = 0; i < 10; i++) {
+        struct rt_profile *p = sample_profile("svc", "i", NULL, T0 + i * 10 * S, 10 * S);
+        CHECK_INT(fixture_put(s, p, NULL), 0);
+        rt_profile_free(p);
+    }
+    struct rt_profile *u = sample_profile("svc", "i", NULL, T0 + 45 * S, -1);
+    CHECK_INT(fixture_put(s, u, NULL), 0);
+    rt_profile_free(u);
+    CHECK_INT(rt_store_put_poll(s, "svc", "i", T0, &err), 0);
+    CHECK_INT(rt_store_put_poll(s, "svc", "i", T0 + 100 * S, &err), 0);
+    CHECK_INT(rt_store_profile_count(s), 11);
+
+    int64_t deleted = -1;
+    /* profiles [T0, T0+50) end at or before T0+50: 5 deleted; the unknown one at T0+45 too */
+    CHECK_INT(rt_store_retain(s, T0 + 50 * S, &deleted, &err), 0);
+    CHECK_INT(deleted, 6);
+    CHECK_INT(rt_store_profile_count(s), 5);
+    CHECK_INT(count_rows(dir, "profiles"), 5);
+    CHECK_INT(count_rows(dir, "polls"), 1);
+    struct got g;
+    CHECK_INT(scan(s, "svc", RT_PTYPE_CPU, T0, T0 + 200 * S, NULL, NULL, &g), 5);
+    CHECK_INT(g.p[0].time_ns, T0 + 50 * S);
+    /* stacks stay resolvable */
+    CHECK(find_row(&g.p[0], "main;handle;parse") != NULL);
+    CHECK_INT(rt_store_retain(s, T0 + 50 * S, NULL, &err), 0);
+    CHECK_INT(rt_store_profile_count(s), 5);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+static void test_retention_batches(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_error err = {0};
+    enum { N = RT__SQLITE_RETAIN_BATCH + 500 };
+    struct rt_profile **ps = calloc(N, sizeof(*ps));
+    struct rt_store_put_result *res = calloc(N, sizeof(*res));
+    for (int i = 0; i < N; i++) {
+        ps[i] = fixture_profile(RT_PTYPE_CPU, "svc", "i", NULL, NULL, T0 + i * S, S);
+        fixture_add(ps[i], "a;b", 1, 1);
+    }
+    CHECK_INT(rt_store_put_profiles(s, ps, N, res, &err), 0);
+    CHECK_INT(rt_store_profile_count(s), N);
+    int64_t deleted = 0;
+    CHECK_INT(rt_store_retain(s, T0 + (N - 100) * S, &deleted, &err), 0);
+    CHECK_INT(deleted, N - 100);
+    CHECK_INT(rt_store_profile_count(s), 100);
+    CHECK_INT(count_rows(dir, "profiles"), 100);
+    for (int i = 0; i < N; i++)
+        rt_profile_free(ps[i]);
+    free(ps);
+    free(res);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+int main(void)
+{
+    RUN(test_deploys);
+    RUN(test_issues);
+    RUN(test_services_instances);
+    RUN(test_polls_liveness);
+    RUN(test_retention);
+    RUN(test_retention_batches);
+    return TEST_DONE();
+}
