@@ -221,3 +221,26 @@ RAN = set()  # names of the tests that ran, over both files
 def tests_of(namespace):
     """The test functions of a module's namespace (its globals())."""
     return {n for n, v in namespace.items() if n.startswith("test_") and callable(v)}
+
+
+# ---- fixtures, imported by both test files ----
+
+@pytest.fixture(scope="module")
+def spec():
+    return load_spec()
+
+
+@pytest.fixture(scope="module")
+def components(spec):
+    return json_schemas(spec)
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory, spec, components):
+    yield from serve(tmp_path_factory, spec, components)
+
+
+@pytest.fixture(autouse=True)
+def _record(request):
+    yield
+    RAN.add(request.node.originalname)

@@ -60,25 +60,8 @@ DESIGN_FIELDS = {
 }
 
 
-@pytest.fixture(scope="module")
-def spec():
-    return oc.load_spec()
-
-
-@pytest.fixture(scope="module")
-def components(spec):
-    return oc.json_schemas(spec)
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory, spec, components):
-    yield from oc.serve(tmp_path_factory, spec, components)
-
-
-@pytest.fixture(autouse=True)
-def _record(request):
-    yield
-    oc.RAN.add(request.node.originalname)
+# The fixtures both halves share (module scope: one seeded server per file).
+from openapi_check import _record, api, components, spec  # noqa: E402,F401
 
 
 # ---- semantic checks the schema language cannot say (DESIGN §6, §7, §11) ----

@@ -16,25 +16,8 @@ import test_openapi as openapi_tests  # noqa: E402  (the other half: the names o
 from openapi_check import NOT_PROVOKED, PATH_ARGS, S, SCOPES, SEEN, T  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def spec():
-    return oc.load_spec()
-
-
-@pytest.fixture(scope="module")
-def components(spec):
-    return oc.json_schemas(spec)
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory, spec, components):
-    yield from oc.serve(tmp_path_factory, spec, components)
-
-
-@pytest.fixture(autouse=True)
-def _record(request):
-    yield
-    oc.RAN.add(request.node.originalname)
+# The fixtures both halves share (module scope: one seeded server per file).
+from openapi_check import _record, api, components, spec  # noqa: E402,F401
 
 
 # ---- authentication and scopes ----
