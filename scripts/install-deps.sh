@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian packages RootTrace needs to build and test, when they are missing.
 # Safe to run again: it does nothing when everything is present.
+# Usage: scripts/install-deps.sh           build and test dependencies (make test, make demo)
+#        scripts/install-deps.sh --build   only what `make` needs (deploy/Dockerfile)
 set -euo pipefail
 
+BUILD_ONLY=0
+[ "${1:-}" = "--build" ] && BUILD_ONLY=1
+
 pkgs=(build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev zlib1g-dev
-      libsodium-dev libxxhash-dev libcurl4-openssl-dev python3 python3-pytest curl chromium)
+      libsodium-dev libxxhash-dev libcurl4-openssl-dev python3)
+if [ $BUILD_ONLY -eq 0 ]; then
+    # curl and chromium: the scripts' and the UI's browser tests; php-*: the PHP SDK's tests
+    # (PHPUnit, with and without ext-excimer; php-fpm driven through cgi-fcgi from
+    # libfcgi-bin). Go, a JDK with Maven, and Node.js come with the machine (README); Maven
+    # fetches JUnit on the Java SDK's first test run.
+    pkgs+=(python3-pytest curl chromium php-cli php-excimer phpunit php-fpm libfcgi-bin)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,14 +28,24 @@ if [ ${#missing[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# docker-compose: tests/integration/test_deploy.py validates deploy/compose.yaml with
+# `docker-compose config`. Without its recommended Docker engine, which is not needed for that.
+if [ $BUILD_ONLY -eq 0 ] && ! command -v docker-compose >/dev/null 2>&1; then
+    echo "install-deps: installing docker-compose"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+        docker-compose >/dev/null
+fi
 # pytest may come from the machine's own Python rather than Debian's.
-if ! python3 -c 'import pytest' 2>/dev/null; then
+if [ $BUILD_ONLY -eq 0 ] && ! python3 -c 'import pytest' 2>/dev/null; then
     python3 -m pip install --quiet pytest
 fi
 # jsonschema and PyYAML: tests/integration/test_openapi.py validates the server's answers
 # against docs/openapi.yaml. From pip like pytest; Debian's packages where pip may not install
 # into the system's Python (PEP 668).
-if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
+if [ $BUILD_ONLY -eq 0 ] && ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
     echo "install-deps: installing jsonschema and PyYAML"
     if ! python3 -m pip install --quiet jsonschema pyyaml; then
         SUDO=""
