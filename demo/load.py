@@ -1,5 +1,7 @@
 """A built-in load for `make demo`: a few client threads requesting URL over keep-alive
-connections until DURATION seconds pass. Prints requests and errors at the end."""
+connections until DURATION seconds pass, each pausing PAUSE seconds after every answer (0:
+back to back). Prints requests and errors at the end.
+Usage: python3 load.py URL DURATION [THREADS [PAUSE]]"""
 import http.client
 import sys
 import threading
@@ -7,7 +9,7 @@ import time
 import urllib.parse
 
 
-def run(url, duration, threads=3):
+def run(url, duration, threads=3, pause=0.0):
     u = urllib.parse.urlsplit(url)
     stop = time.monotonic() + duration
     counts = {"ok": 0, "err": 0}
@@ -28,6 +30,8 @@ def run(url, duration, threads=3):
                 time.sleep(0.1)
             with lock:
                 counts[key] += 1
+            if pause > 0:
+                time.sleep(pause)
 
     ts = [threading.Thread(target=worker, daemon=True) for _ in range(threads)]
     for t in ts:
@@ -38,5 +42,6 @@ def run(url, duration, threads=3):
 
 
 if __name__ == "__main__":
-    c = run(sys.argv[1], float(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+    c = run(sys.argv[1], float(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 3,
+            float(sys.argv[4]) if len(sys.argv) > 4 else 0.0)
     print(f"load {sys.argv[1]}: {c['ok']} requests, {c['err']} errors", flush=True)

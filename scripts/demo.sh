@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The product demonstration (README: `make demo`): the server, a Node service (CPU profiles)
-# and a Python service (wall-clock profiles) under a built-in load, each with its SDK;
+# The product demonstration (README: `make demo`): the server, a Node service and a Go service
+# (CPU profiles) and a Python service (wall-clock profiles) under a built-in load, each with
+# its SDK;
 # profiling turned on through the API the UI uses; a deploy of v2.0 in which one named
 # function does 3x the work; an issue opened at the deploy; then both issues' diffs. The
-# Node view gives vCPU-hours per month; the Python view refuses them, and says why.
+# Node and Go views give vCPU-hours per month; the Python view refuses them, and says why.
 # Leaves the server running and prints its address, unless given --exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,9 @@ SERVER=$!
 for _ in $(seq 100); do "$BIN" health --url $URL >/dev/null 2>&1 && break; sleep 0.1; done
 say "roottrace serving on $URL (data and logs in $WORK)"
 
+# The Go service is compiled once, offline (the SDK has no dependencies).
+(cd demo/go-service && GOTOOLCHAIN=local GOPROXY=off go build -o "$WORK/checkout-go" .)
+
 KEY=$("$BIN" key create --scope ingest --name demo --server $URL --json |
       python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
 
@@ -45,19 +49,24 @@ start_services() {   # $1 = release
     (cd demo/python-service && DEMO_VERSION=$1 ROOTTRACE_SERVER=$URL ROOTTRACE_KEY=$KEY \
         PORT=0 exec python3 -m shop.server >"$WORK/inventory-$1.log" 2>&1) &
     PY_PID=$!
-    pids+=("$NODE_PID" "$PY_PID")
+    DEMO_VERSION=$1 ROOTTRACE_SERVER=$URL ROOTTRACE_KEY=$KEY PORT=0 \
+        "$WORK/checkout-go" >"$WORK/checkout-go-$1.log" 2>&1 &
+    GO_PID=$!
+    pids+=("$NODE_PID" "$PY_PID" "$GO_PID")
     for _ in $(seq 100); do
         grep -q listening "$WORK/checkout-$1.log" 2>/dev/null &&
-            grep -q listening "$WORK/inventory-$1.log" 2>/dev/null && break
+            grep -q listening "$WORK/inventory-$1.log" 2>/dev/null &&
+            grep -q listening "$WORK/checkout-go-$1.log" 2>/dev/null && break
         sleep 0.1
     done
     NODE_URL=http://127.0.0.1:$(awk '/listening/ {print $NF}' "$WORK/checkout-$1.log")/checkout
     PY_URL=http://127.0.0.1:$(awk '/listening/ {print $NF}' "$WORK/inventory-$1.log")/quote
+    GO_URL=http://127.0.0.1:$(awk '/listening/ {print $NF}' "$WORK/checkout-go-$1.log")/checkout
 }
 
 stop_services() {
-    kill -TERM "$NODE_PID" "$PY_PID" 2>/dev/null || true
-    wait "$NODE_PID" "$PY_PID" 2>/dev/null || true
+    kill -TERM "$NODE_PID" "$PY_PID" "$GO_PID" 2>/dev/null || true
+    wait "$NODE_PID" "$PY_PID" "$GO_PID" 2>/dev/null || true
 }
 
 load() {   # $1 = seconds
@@ -65,25 +74,33 @@ load() {   # $1 = seconds
     local a=$!
     python3 demo/load.py "$PY_URL" "$1" 2 &
     local b=$!
-    wait $a $b
+    # The Go service is paced (20 ms between requests) so that three services and their
+    # loads share 2 cores without starving the Node one (its CPU agreement would say so).
+    python3 demo/load.py "$GO_URL" "$1" 1 0.02 &
+    local c=$!
+    wait $a $b $c
 }
 
-say "release 1.0 of checkout (Node) and inventory (Python) start; profiling is off until turned on"
+say "release 1.0 of checkout (Node), inventory (Python) and checkout-go (Go) start; profiling is off until turned on"
 start_services 1.0
-"$BIN" profiling on --service checkout --upload-interval-s 10 --server $URL
-"$BIN" profiling on --service inventory --upload-interval-s 10 --server $URL
+for s in checkout inventory checkout-go; do
+    "$BIN" profiling on --service $s --upload-interval-s 10 --server $URL
+done
 say "baseline: ${BASE_S} s of load on release 1.0"
 load "$BASE_S"
 
-say "deploy 2.0: applyDiscount (Node) and compute_quote (Python) now do 3x the work"
+say "deploy 2.0: applyDiscount (Node, Go) and compute_quote (Python) now do 3x the work"
 stop_services
 DEPLOY=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-"$BIN" deploy --service checkout --version 2.0 --at "$DEPLOY" --server $URL
-"$BIN" deploy --service inventory --version 2.0 --at "$DEPLOY" --server $URL
+for s in checkout inventory checkout-go; do
+    "$BIN" deploy --service $s --version 2.0 --at "$DEPLOY" --server $URL
+done
 start_services 2.0
 NODE_ISSUE=$("$BIN" issue create --service checkout --title "checkout slower after 2.0" \
               --at "$DEPLOY" --server $URL --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 PY_ISSUE=$("$BIN" issue create --service inventory --title "quotes slower after 2.0" \
+            --at "$DEPLOY" --server $URL --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+GO_ISSUE=$("$BIN" issue create --service checkout-go --title "Go checkout slower after 2.0" \
             --at "$DEPLOY" --server $URL --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 say "current: ${CUR_S} s of load on release 2.0"
 load "$CUR_S"
@@ -91,6 +108,8 @@ stop_services
 
 say "the Node (CPU) issue: which functions grew, and what they cost"
 "$BIN" diff --issue "$NODE_ISSUE" --window 60s --limit 12 --server $URL
+say "the Go (CPU) issue: the same question on Go's own profiler"
+"$BIN" diff --issue "$GO_ISSUE" --window 60s --limit 12 --server $URL
 say "the Python (wall clock) issue: the same ranking; no capacity from wall-clock time"
 "$BIN" diff --issue "$PY_ISSUE" --window 60s --limit 12 --server $URL
 
@@ -100,6 +119,6 @@ if [ $EXIT = 1 ]; then
     exit 0
 fi
 say "the server keeps running: $URL (admin token: $ROOTTRACE_TOKEN); Ctrl-C stops it"
-say "web UI: open $URL/ and sign in with the admin token above; the issues are $URL/#/issue/$NODE_ISSUE?window_s=60 (CPU) and $URL/#/issue/$PY_ISSUE?window_s=60 (wall clock)"
+say "web UI: open $URL/ and sign in with the admin token above; the issues are $URL/#/issue/$NODE_ISSUE?window_s=60 (Node, CPU), $URL/#/issue/$GO_ISSUE?window_s=60 (Go, CPU) and $URL/#/issue/$PY_ISSUE?window_s=60 (Python, wall clock)"
 trap - EXIT
 wait $SERVER

@@ -2,10 +2,10 @@
 # SDK overhead: the same fixed workload timed with the SDK at defaults and without it, in the
 # same run, alternating (off/on, then on/off, ...), against a real server this script starts
 # with profiling turned on. Prints the median wall and CPU time of each and their ratio, with
-# PASS/OVER against the goals (Node <= 1 %, Python <= 2 %). Figures, never a failure on time:
+# PASS/OVER against the goals (Node and Go <= 1 %, Python, Java and PHP <= 2 %). Figures, never a failure on time:
 # benchmarks are not tests (STYLE.md); the exit status is non-zero only when a run breaks.
-# Usage: bench/sdk_overhead/run.sh [--rounds N] [--node-work N] [--python-work N]
-#                                  [--only node|python]     (from anywhere in the repo)
+# Usage: bench/sdk_overhead/run.sh [--rounds N] [--node-work N] [--python-work N] [--go-work N]
+#                                  [--only node|python|go]  (from anywhere in the repo)
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -14,15 +14,17 @@ BUILD=${BUILD:-build}
 ROUNDS=10         # pairs of runs per SDK
 NODE_WORK=350     # work_node.js rounds: ~5 s per run on the machine of docs/performance.md
 PY_WORK=175       # work_python.py rounds per compute thread: ~3.5 s per run there
+GO_WORK=110       # work_go rounds: ~5 s per run there
 ONLY=
 while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) ROUNDS=$2; shift 2 ;;
         --node-work) NODE_WORK=$2; shift 2 ;;
         --python-work) PY_WORK=$2; shift 2 ;;
+        --go-work) GO_WORK=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         *) echo "usage: bench/sdk_overhead/run.sh [--rounds N] [--node-work N]" \
-                "[--python-work N] [--only node|python]" >&2
+                "[--python-work N] [--go-work N] [--only node|python|go]" >&2
            exit 2 ;;
     esac
 done
@@ -53,7 +55,7 @@ curl -fs "$URL/healthz" >/dev/null ||
 api() { curl -fsS -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
 KEY=$(api -X POST -d '{"scope": "ingest"}' "$URL/api/v1/keys" |
       python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
-for s in bench-node bench-python; do
+for s in bench-node bench-python bench-go; do
     api -X PUT -d '{"enabled": true}' "$URL/api/v1/services/$s/profiling" >/dev/null
 done
 
@@ -101,6 +103,14 @@ if [ -z "$ONLY" ] || [ "$ONLY" = python ]; then
     else
         echo "== Python: skipped, sdk/python is not importable yet: $(tail -1 "$out/pyimport.txt")"
     fi
+fi
+
+if [ -z "$ONLY" ] || [ "$ONLY" = go ]; then
+    echo
+    echo "== Go: work_go $GO_WORK rounds (JSON, sha256, strings; goroutines)"
+    (cd "$HERE/work_go" && GOTOOLCHAIN=local GOPROXY=off go build -o "$out/work_go" .)
+    run_pairs go "$out/work_go" "$GO_WORK" -- \
+        "$out/work_go" "$GO_WORK" "$URL" "$KEY" bench-go || status=1
 fi
 
 echo

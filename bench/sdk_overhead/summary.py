@@ -8,9 +8,11 @@ import statistics
 import sys
 import urllib.request
 
-GOALS = {"node": 0.01, "python": 0.02}  # the overhead goals
+SDKS = ("node", "python", "go", "java", "php")
+GOALS = {"node": 0.01, "python": 0.02, "go": 0.01, "java": 0.02, "php": 0.02}  # the goals
 UPLOAD_INTERVAL_S = 60  # the default upload interval (docs/control-plane.md)
-LABEL = {"node": "Node (work_node.js)", "python": "Python (work_python.py, 10 threads)"}
+LABEL = {"node": "Node (work_node.js)", "python": "Python (work_python.py, 10 threads)",
+         "go": "Go (work_go)", "java": "Java (work_java)", "php": "PHP (work_php.php, requests)"}
 
 
 def load(path):
@@ -70,14 +72,15 @@ def summarise(name, runs):
         print(f"  SDK: status {i.get('status')!r}, {i.get('profiles_sent')} profile(s) sent "
               f"per run, {i.get('samples')} samples in the last run: one per "
               f"{statistics.median(walls) * 1000:.0f} ms of wall time (configured "
-              f"{i.get('interval_us', 0) / 1000:.0f} ms), median walk {i.get('median_walk_us')} us")
+              f"{i.get('interval_us', 0) / 1000:.0f} ms)"
+              + (f", median walk {i['median_walk_us']} us" if "median_walk_us" in i else ""))
 
 
 def main():
     out, url, token = sys.argv[1:4]
     print("== summary: with SDK / without, same run. 'paired ratio' is the median over pairs of "
           "(run with / run without, back to back); s.e. its standard error")
-    for name in ("node", "python"):
+    for name in SDKS:
         path = os.path.join(out, f"{name}.jsonl")
         if os.path.exists(path):
             summarise(name, load(path))

@@ -1,0 +1,66 @@
+// The demo checkout service in Go: GET /checkout prices a cart and renders a receipt.
+// Profiled by the RootTrace Go SDK when ROOTTRACE_SERVER is set (ROOTTRACE_KEY the ingest
+// key); DEMO_VERSION is its release (2.0 makes applyDiscount 3x slower); PORT=0 picks a
+// free port, printed as "checkout-go <version> listening on <port>".
+package main
+
+import (
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	roottrace "github.com/roottrace/roottrace/sdk/go"
+)
+
+const service = "checkout-go"
+
+func handleCheckout(w http.ResponseWriter, r *http.Request) {
+	items := []int{3, 14, 15, 92, 65, 35, 89, 79}
+	total := applyDiscount(items) + tax(items)
+	w.Header().Set("Content-Type", "text/html")
+	fmt.Fprint(w, renderReceipt(items, total))
+}
+
+func main() {
+	version := os.Getenv("DEMO_VERSION")
+	if version == "" {
+		version = "1.0"
+	}
+	if version == "2.0" {
+		pricingWork = 3
+	}
+	if os.Getenv("ROOTTRACE_SERVER") != "" {
+		// Server and Key come from ROOTTRACE_SERVER and ROOTTRACE_KEY.
+		if err := roottrace.Start(roottrace.Config{Service: service, Version: version}); err != nil {
+			log.Printf("profiling not started: %v", err)
+		}
+	}
+	port := os.Getenv("PORT")
+	if port == "" {
+		port = "0"
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/checkout", handleCheckout)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Printf("%s %s listening on %d\n", service, version, l.Addr().(*net.TCPAddr).Port)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-sig
+		_ = srv.Close()
+	}()
+	if err := srv.Serve(l); err != nil && err != http.ErrServerClosed {
+		log.Print(err)
+	}
+	roottrace.Stop(5 * time.Second) // uploads the profile in progress
+}

@@ -1,0 +1,227 @@
+// Config: the bounds compiled into the SDK, and validation and clamping of what the
+// control plane sends (DESIGN.md §5, docs/control-plane.md).
+
+package roottrace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Clamp bounds. Whatever the server says, these hold: a spoofed or broken control plane
+// cannot make the SDK spin, flood the network or grow without bound.
+const (
+	// Go's CPU profiler samples at a fixed 100 Hz (runtime/pprof's StartCPUProfile; the
+	// SDK never calls runtime.SetCPUProfileRate), so the effective interval is always
+	// this, whatever the config asks; the configured interval only shows in the status.
+	goSamplingIntervalUS = 10000
+	// Upload interval 10-300 s: at most one upload per 10 s per instance keeps the
+	// server's ingest load bounded; more than 5 min between uploads loses too much on a
+	// crash.
+	uploadIntervalMin = 10 * time.Second
+	uploadIntervalMax = 300 * time.Second
+	// Stack depth at most 256 frames (leaf side kept): bounds the profile's size.
+	stackDepthMin = 1
+	stackDepthMax = 256
+	// Poll interval 1-600 s: at most one config request a second; a config still arrives
+	// at least every 10 minutes, and the 3-interval fail-closed rule then still acts.
+	pollIntervalMin = 1 * time.Second
+	pollIntervalMax = 600 * time.Second
+	// Upload body at most 4 MiB compressed: the server takes 16 MiB, an SDK stays under.
+	uploadMaxBytes = 4 << 20
+	// A config is ~200 bytes; an answer larger than this is refused without reading it.
+	configMaxBytes = 64 << 10
+	// After a held poll returns because of a change, poll again at once, but never more
+	// often than once a second (docs/control-plane.md).
+	repollMin = 1 * time.Second
+	// The server holds a poll at most 30 s; we ask for the poll interval, at most this.
+	pollWaitMax = 30 * time.Second
+	// A poll gets `wait` plus this long to answer in full (headers and body): a slow drip
+	// cannot hold the poller longer.
+	requestSlack = 10 * time.Second
+	// Uploads: connect timeout and whole-request deadline.
+	connectTimeout = 5 * time.Second
+	uploadDeadline = 30 * time.Second
+	// Distinct stacks in one profile: bounds conversion memory; the lightest stacks
+	// beyond it are counted under one "(trimmed)" stack.
+	maxStacksPerProfile = 20000
+	// Profiles kept while the server is away (oldest dropped first): bounds memory.
+	queueMaxProfiles = 8
+	// Retry backoff for 5xx and network errors: doubles from the first to the last value.
+	retryBackoffMin = 1 * time.Second
+	retryBackoffMax = 60 * time.Second
+	// Stop() flushes for at most this long (DESIGN §5).
+	flushTimeout = 5 * time.Second
+	// The shortest "on" part of a duty cycle: a shorter profile holds too few samples.
+	dutyOnMin = 1 * time.Second
+	// Defaults the server would send for runtime=go, for fields a config leaves out.
+	defaultUploadInterval = 60 * time.Second
+	defaultPollInterval   = 10 * time.Second
+)
+
+// limits holds the bounds above as one value. Tests may use a copy with shorter bounds;
+// the SDK itself always uses defaultLimits().
+type limits struct {
+	uploadIntervalMin time.Duration // shortest profile
+	uploadIntervalMax time.Duration // longest profile
+	stackDepthMax     int           // most frames kept (leaf side)
+	pollIntervalMin   time.Duration // most frequent poll
+	pollIntervalMax   time.Duration // least frequent poll
+	uploadMaxBytes    int           // compressed upload size
+	configMaxBytes    int64         // config answer size
+	repollMin         time.Duration // gap after a change-return
+	pollWaitMax       time.Duration // longest held poll asked for
+	requestSlack      time.Duration // poll deadline beyond `wait`
+	connectTimeout    time.Duration // TCP connect
+	uploadDeadline    time.Duration // whole upload request
+	maxStacks         int           // distinct stacks in a profile
+	queueMax          int           // queued profiles
+	backoffMin        time.Duration // first retry delay
+	backoffMax        time.Duration // longest retry delay
+	flushTimeout      time.Duration // longest flush
+	dutyOnMin         time.Duration // shortest duty-cycle "on" part
+	defaultUpload     time.Duration // upload interval when the config leaves it out
+	defaultPoll       time.Duration // poll interval before a config, or when left out
+}
+
+// defaultLimits returns the compiled bounds.
+func defaultLimits() limits {
+	return limits{
+		uploadIntervalMin: uploadIntervalMin, uploadIntervalMax: uploadIntervalMax,
+		stackDepthMax: stackDepthMax, pollIntervalMin: pollIntervalMin,
+		pollIntervalMax: pollIntervalMax, uploadMaxBytes: uploadMaxBytes,
+		configMaxBytes: configMaxBytes, repollMin: repollMin, pollWaitMax: pollWaitMax,
+		requestSlack: requestSlack, connectTimeout: connectTimeout,
+		uploadDeadline: uploadDeadline, maxStacks: maxStacksPerProfile,
+		queueMax: queueMaxProfiles, backoffMin: retryBackoffMin, backoffMax: retryBackoffMax,
+		flushTimeout: flushTimeout, dutyOnMin: dutyOnMin,
+		defaultUpload: defaultUploadInterval, defaultPoll: defaultPollInterval,
+	}
+}
+
+// remoteConfig is a valid, clamped config from the control plane.
+type remoteConfig struct {
+	enabled            bool          // profiling on for this service
+	ptype              string        // the type the operator asked for ("cpu", "wall", ...)
+	samplingIntervalUS int64         // as asked (reported only: Go samples at 100 Hz)
+	uploadInterval     time.Duration // clamped profile length
+	maxStackDepth      int           // clamped stack depth
+	pollInterval       time.Duration // clamped poll interval
+	etag               string        // the config's version, sent back on the next poll
+}
+
+// errConfig marks a config answer that is invalid as a whole.
+var errConfig = errors.New("invalid config")
+
+func configErrorf(format string, args ...interface{}) error {
+	return fmt.Errorf("%w: %s", errConfig, fmt.Sprintf(format, args...))
+}
+
+// number returns field key as a float64, def when absent; an error for a wrong type.
+// JSON has no NaN or Infinity, so encoding/json refuses them as malformed.
+func number(obj map[string]json.RawMessage, key string, def float64) (float64, error) {
+	raw, ok := obj[key]
+	if !ok {
+		return def, nil
+	}
+	var v interface{}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return 0, configErrorf("%s: %v", key, err)
+	}
+	f, ok := v.(float64)
+	if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, configErrorf("%s is not a number", key)
+	}
+	return f, nil
+}
+
+// clampDuration converts seconds to a duration within [lo, hi] without overflow.
+func clampDuration(seconds float64, lo, hi time.Duration) time.Duration {
+	if seconds <= lo.Seconds() {
+		return lo
+	}
+	if seconds >= hi.Seconds() {
+		return hi
+	}
+	return time.Duration(seconds * float64(time.Second))
+}
+
+func clampFloat(v, lo, hi float64) float64 {
+	return math.Min(math.Max(v, lo), hi)
+}
+
+// unquoteETag returns an ETag header's opaque value: `W/"abc"` and `"abc"` give `abc`.
+func unquoteETag(v string) string {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "W/")
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	return v
+}
+
+// parseConfig validates and clamps a config answer (a JSON object). Out-of-range numbers
+// are clamped to the nearest bound; a wrong type, NaN, a body over the size cap or
+// malformed JSON returns an error wrapping errConfig: the whole config is then invalid.
+func parseConfig(body []byte, lim limits, headerETag string) (remoteConfig, error) {
+	var c remoteConfig
+	if int64(len(body)) > lim.configMaxBytes {
+		return c, configErrorf("config larger than %d bytes", lim.configMaxBytes)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		msg := err.Error()
+		if len(msg) > 80 {
+			msg = msg[:80]
+		}
+		return c, configErrorf("malformed JSON: %s", msg)
+	}
+	if obj == nil {
+		return c, configErrorf("config is not a JSON object")
+	}
+	raw, ok := obj["enabled"]
+	if !ok {
+		return c, configErrorf("enabled is missing")
+	}
+	if err := json.Unmarshal(raw, &c.enabled); err != nil || bytes.Equal(raw, []byte("null")) {
+		return c, configErrorf("enabled is not a boolean")
+	}
+	c.ptype = "cpu"
+	if raw, ok := obj["type"]; ok {
+		if json.Unmarshal(raw, &c.ptype) != nil || bytes.Equal(raw, []byte("null")) {
+			return c, configErrorf("type is not a string")
+		}
+	}
+	c.etag = unquoteETag(headerETag)
+	if raw, ok := obj["etag"]; ok {
+		if json.Unmarshal(raw, &c.etag) != nil || bytes.Equal(raw, []byte("null")) {
+			return c, configErrorf("etag is not a string")
+		}
+	}
+	interval, err := number(obj, "sampling_interval_us", goSamplingIntervalUS)
+	if err != nil {
+		return c, err
+	}
+	upload, err := number(obj, "upload_interval_s", lim.defaultUpload.Seconds())
+	if err != nil {
+		return c, err
+	}
+	depth, err := number(obj, "max_stack_depth", float64(lim.stackDepthMax))
+	if err != nil {
+		return c, err
+	}
+	poll, err := number(obj, "poll_interval_s", lim.defaultPoll.Seconds())
+	if err != nil {
+		return c, err
+	}
+	// The server accepts 1 ms to 1 s; anything else is clamped (only reported in Go).
+	c.samplingIntervalUS = int64(math.Round(clampFloat(interval, 1000, 1e6)))
+	c.uploadInterval = clampDuration(upload, lim.uploadIntervalMin, lim.uploadIntervalMax)
+	c.maxStackDepth = int(clampFloat(depth, stackDepthMin, float64(lim.stackDepthMax)))
+	c.pollInterval = clampDuration(poll, lim.pollIntervalMin, lim.pollIntervalMax)
+	return c, nil
+}

@@ -1,0 +1,173 @@
+package roottrace
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// One row per field and case: the JSON value given, and the clamped result (or invalid).
+func TestConfigClampTable(t *testing.T) {
+	lim := defaultLimits()
+	type want struct {
+		upload  time.Duration
+		poll    time.Duration
+		depth   int
+		interUS int64
+	}
+	base := want{60 * time.Second, 10 * time.Second, 256, 10000}
+	cases := []struct {
+		field, value string
+		invalid      bool
+		mod          func(*want)
+	}{
+		{"upload_interval_s", "1", false, func(w *want) { w.upload = 10 * time.Second }},
+		{"upload_interval_s", "-5", false, func(w *want) { w.upload = 10 * time.Second }},
+		{"upload_interval_s", "1e12", false, func(w *want) { w.upload = 300 * time.Second }},
+		{"upload_interval_s", "30.5", false, func(w *want) { w.upload = 30500 * time.Millisecond }},
+		{"upload_interval_s", `"60"`, true, nil},
+		{"upload_interval_s", "NaN", true, nil},
+		{"upload_interval_s", "null", true, nil},
+		{"upload_interval_s", "", false, nil}, // missing: the default
+		{"poll_interval_s", "0", false, func(w *want) { w.poll = time.Second }},
+		{"poll_interval_s", "-1", false, func(w *want) { w.poll = time.Second }},
+		{"poll_interval_s", "1e308", false, func(w *want) { w.poll = 600 * time.Second }},
+		{"poll_interval_s", "true", true, nil},
+		{"poll_interval_s", "Infinity", true, nil},
+		{"poll_interval_s", "", false, nil},
+		{"max_stack_depth", "0", false, func(w *want) { w.depth = 1 }},
+		{"max_stack_depth", "-3", false, func(w *want) { w.depth = 1 }},
+		{"max_stack_depth", "100000", false, func(w *want) { w.depth = 256 }},
+		{"max_stack_depth", "64", false, func(w *want) { w.depth = 64 }},
+		{"max_stack_depth", "[1]", true, nil},
+		{"max_stack_depth", "NaN", true, nil},
+		{"max_stack_depth", "", false, nil},
+		{"sampling_interval_us", "0", false, func(w *want) { w.interUS = 1000 }},
+		{"sampling_interval_us", "-20000", false, func(w *want) { w.interUS = 1000 }},
+		{"sampling_interval_us", "1e12", false, func(w *want) { w.interUS = 1000000 }},
+		{"sampling_interval_us", `"1"`, true, nil},
+		{"sampling_interval_us", "NaN", true, nil},
+		{"sampling_interval_us", "", false, nil},
+	}
+	for _, c := range cases {
+		body := `{"enabled": true, "type": "cpu", "etag": "e1"`
+		if c.value != "" {
+			body += `, "` + c.field + `": ` + c.value
+		}
+		body += "}"
+		got, err := parseConfig([]byte(body), lim, "")
+		if c.invalid {
+			if !errors.Is(err, errConfig) {
+				t.Errorf("%s=%s: want invalid, got %+v, %v", c.field, c.value, got, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s=%s: %v", c.field, c.value, err)
+			continue
+		}
+		w := base
+		if c.mod != nil {
+			c.mod(&w)
+		}
+		g := want{got.uploadInterval, got.pollInterval, got.maxStackDepth, got.samplingIntervalUS}
+		if g != w || !got.enabled || got.etag != "e1" || got.ptype != "cpu" {
+			t.Errorf("%s=%s: got %+v, want %+v", c.field, c.value, g, w)
+		}
+	}
+}
+
+func TestConfigInvalidWholeBodies(t *testing.T) {
+	lim := defaultLimits()
+	for _, body := range []string{
+		``, `{`, `[]`, `null`, `"enabled"`, `{"enabled": "true"}`, `{"enabled": 1}`,
+		`{"enabled": null}`, `{}`, `{"enabled": true, "type": 5}`,
+		`{"enabled": true, "etag": 7}`, `{"enabled": true, "sampling_interval_us": NaN}`,
+		`{"enabled": true} trailing`, "\xff\xfe",
+		`{"enabled": true, "pad": "` + strings.Repeat("a", 70000) + `"}`,
+	} {
+		if c, err := parseConfig([]byte(body), lim, ""); !errors.Is(err, errConfig) {
+			t.Errorf("%.40q: want invalid, got %+v", body, c)
+		}
+	}
+}
+
+func TestConfigTypeETagAndDefaults(t *testing.T) {
+	c, err := parseConfig([]byte(`{"enabled": false, "type": "wall"}`), defaultLimits(), `W/"abc"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An unknown type is a request, never malformed; the header's etag is unquoted.
+	if c.enabled || c.ptype != "wall" || c.etag != "abc" || c.uploadInterval != 60*time.Second ||
+		c.pollInterval != 10*time.Second || c.maxStackDepth != 256 {
+		t.Fatalf("%+v", c)
+	}
+	c, _ = parseConfig([]byte(`{"enabled": true, "etag": "body"}`), defaultLimits(), `"hdr"`)
+	if c.etag != "body" || c.ptype != "cpu" {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestStatusGrammar(t *testing.T) {
+	cases := map[string][2]string{
+		"profiling":                            {"profiling", ""},
+		"declined: CPU profiler in use":        {"declined", "CPU profiler in use"},
+		"error: caf? ?":                        {"error", "café \x01"},
+		"error: x":                             {"bogus", "x"},
+		"disabled":                             {"disabled", "   "},
+		"waiting: " + strings.Repeat("a", 200): {"waiting", strings.Repeat("a", 300)},
+	}
+	for want, in := range cases {
+		got := formatStatus(in[0], in[1])
+		if got != want || !statusRE.MatchString(got) {
+			t.Errorf("formatStatus(%q, %q) = %q, want %q", in[0], in[1], got, want)
+		}
+	}
+	for _, bad := range []string{"profiling:", "profiling: ", "running", "error: \x01", "declined:x"} {
+		if statusRE.MatchString(bad) {
+			t.Errorf("%q matched", bad)
+		}
+	}
+}
+
+func TestStartRefusesBadOptionsAndReportsThem(t *testing.T) {
+	t.Setenv("ROOTTRACE_SERVER", "")
+	t.Setenv("ROOTTRACE_KEY", "")
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, "error: missing option: server, key, service"},
+		{Config{Server: "ftp://x", Key: "k", Service: "s"}, "error: server must be an http:// or https:// URL"},
+		{Config{Server: "http://x", Key: "k", Service: "a/b"}, "error: invalid service name (contains '/')"},
+		{Config{Server: "http://x", Key: "k", Service: "s", Instance: "a\nb"}, "error: invalid instance name (control character U+000A)"},
+	} {
+		if err := Start(c.cfg); err == nil {
+			t.Errorf("%+v: no error", c.cfg)
+		}
+		if s := Status(); s.Status != c.want || s.State != StateError {
+			t.Errorf("%+v: status %q, want %q", c.cfg, s.Status, c.want)
+		}
+	}
+	Stop(time.Second) // nothing started: does nothing
+}
+
+func TestEnvironmentFallbacksAndInstanceID(t *testing.T) {
+	t.Setenv("ROOTTRACE_SERVER", "http://127.0.0.1:9")
+	t.Setenv("ROOTTRACE_KEY", "k")
+	a, err := newAgentFromConfig(Config{Service: "svc"}, defaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.opts.Server != "http://127.0.0.1:9" || a.opts.Key != "k" {
+		t.Fatalf("%+v", a.opts)
+	}
+	parts := strings.Split(a.opts.Instance, "-")
+	if len(parts) < 3 || len(parts[len(parts)-1]) != 4 || nameProblem(a.opts.Instance) != "" {
+		t.Fatalf("instance %q", a.opts.Instance)
+	}
+	if a.report().Status != "disabled: not started" {
+		t.Fatal(a.report().Status)
+	}
+}

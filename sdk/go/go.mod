@@ -1,0 +1,3 @@
+module github.com/roottrace/roottrace/sdk/go
+
+go 1.21

@@ -1,0 +1,145 @@
+// The config poller: one request per poll interval at most, held by the server until the
+// config changes or `wait` elapses (DESIGN §5, docs/control-plane.md).
+
+package roottrace
+
+import (
+	"errors"
+	"strconv"
+	"time"
+)
+
+// currentPollInterval returns the last valid config's poll interval (kept across an
+// invalid config), else the default; clamped.
+func (a *agent) currentPollInterval() time.Duration {
+	a.mu.Lock()
+	d := a.pollInterval
+	a.mu.Unlock()
+	if d < a.lim.pollIntervalMin {
+		d = a.lim.pollIntervalMin
+	}
+	if d > a.lim.pollIntervalMax {
+		d = a.lim.pollIntervalMax
+	}
+	return d
+}
+
+// pollLoop starts at most one config request per poll interval; after a held request
+// returned because of a change, the next starts at once, but at most once a second.
+func (a *agent) pollLoop() {
+	next := time.Now()
+	for {
+		if left := time.Until(next); left > 0 && !a.sleep(left) {
+			return
+		}
+		if a.stopping() {
+			return
+		}
+		started := time.Now()
+		changed := a.pollOnce()
+		gap := a.currentPollInterval()
+		if changed && a.lim.repollMin < gap {
+			gap = a.lim.repollMin
+		}
+		next = started.Add(gap)
+	}
+}
+
+// pollOnce sends one config request and applies its answer. It returns true when a held
+// request returned a changed config.
+func (a *agent) pollOnce() bool {
+	q := a.commonParams()
+	q.Set("status", a.statusString())
+	q.Set("interval_us", strconv.Itoa(goSamplingIntervalUS))
+	a.mu.Lock()
+	etag := a.etag
+	a.mu.Unlock()
+	if a.control().cfg == nil {
+		etag = ""
+	}
+	var wait time.Duration
+	if etag != "" {
+		wait = a.currentPollInterval()
+		if wait > a.lim.pollWaitMax {
+			wait = a.lim.pollWaitMax
+		}
+		wait = wait.Truncate(time.Second)
+		q.Set("etag", etag)
+		q.Set("wait", strconv.Itoa(int(wait/time.Second)))
+	}
+	a.polls.Add(1)
+	res, err := a.http.do(a.pollCtx, "GET", "/api/v1/sdk/config", q, nil,
+		wait+a.lim.requestSlack, a.lim.configMaxBytes)
+	if a.stopping() {
+		return false // ended by stop: not a failure of the control plane
+	}
+	switch {
+	case errors.Is(err, errTooLarge):
+		a.setInvalid("config larger than " + strconv.FormatInt(a.lim.configMaxBytes, 10) + " bytes")
+		return false
+	case err != nil:
+		a.setPollErr("config poll failed: " + shortErr(err))
+		return false
+	case res.status == 304:
+		c := a.control()
+		if etag == "" || c.cfg == nil {
+			a.setPollErr("304 to a poll without etag")
+			return false
+		}
+		a.setControl(&control{cfg: c.cfg, validAt: time.Now(), refused: c.refused})
+		a.setPollErr("")
+		return false
+	case res.status != 200:
+		msg := "config poll answered " + strconv.Itoa(res.status)
+		if m := serverMessage(res.body); m != "" {
+			msg += ": " + m
+		}
+		a.setPollErr(msg)
+		return false
+	}
+	cfg, err := parseConfig(res.body, a.lim, res.header.Get("ETag"))
+	if err != nil {
+		a.setInvalid(err.Error())
+		return false
+	}
+	a.mu.Lock()
+	a.pollInterval = cfg.pollInterval
+	a.etag = cfg.etag
+	a.pollErr, a.invalid = "", ""
+	a.mu.Unlock()
+	a.setControl(&control{cfg: &cfg, validAt: time.Now()})
+	return etag != ""
+}
+
+func (a *agent) setPollErr(msg string) {
+	a.mu.Lock()
+	a.pollErr = msg
+	a.mu.Unlock()
+}
+
+// setInvalid handles an invalid config: profiling stops at once; the next poll asks
+// afresh (without etag).
+func (a *agent) setInvalid(reason string) {
+	a.mu.Lock()
+	a.invalid = trimPrefix(reason, errConfig.Error()+": ")
+	a.pollErr = ""
+	a.etag = ""
+	a.mu.Unlock()
+	a.setControl(&control{})
+}
+
+func trimPrefix(s, p string) string {
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// shortErr returns err's message, at most 120 characters.
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}
