@@ -1,0 +1,341 @@
+<?php
+// Agent: the SDK in one request or CLI script. begin() reads the cached control state (no
+// network) and starts excimer when it allows; the end of the request spools the stacks and,
+// when due, runs Maintenance after the response is sent (DESIGN §5, §7).
+declare(strict_types=1);
+
+namespace RootTrace;
+
+final class Agent
+{
+    public const SDK_VERSION = '0.1.0';
+    public const RUNTIME = 'php';
+    /** The server's limit on service and instance names, in UTF-8 bytes. */
+    public const NAME_MAX_BYTES = 200;
+
+    public readonly Limits $limits;     // clamp bounds (compiled except in tests)
+    public readonly string $service;    // service name
+    public readonly string $instance;   // `<hostname>-<fpm pool or cli>` unless given
+    public readonly Spool $spool;       // the shared spool directory
+    private ?string $fatal = null;      // status that stops profiling (unavailable, bad options)
+    private ?string $server = null;     // base URL, null when the options are unusable
+    private string $key = '';           // ingest key
+    private array $params = [];         // common query parameters
+    private ?string $version;           // the service's release
+    private ?string $root;              // app root for frame names (null: found lazily)
+    private array $gate = ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0,
+        'next_due' => 0];               // Spool::readGate() as read at begin()
+    private ?object $profiler = null;   // the running ExcimerProfiler
+    private string $type = 'cpu';       // type of the running profiler
+    private int $periodNs = 0;          // its sampling interval
+    private int $depth = Limits::STACK_DEPTH_MAX; // its stack depth
+    private bool $begun = false;        // begin() ran
+    private bool $ended = false;        // the request's profile was spooled
+
+    /**
+     * @param array{server?: string, key?: string, service?: string, version?: string,
+     *        instance?: string, spool_dir?: string, root?: string} $options; server, key and
+     *        service default to the environment variables ROOTTRACE_SERVER,
+     *        ROOTTRACE_KEY and ROOTTRACE_SERVICE
+     * @param ?Limits $limits only the SDK's tests pass other bounds
+     */
+    public function __construct(array $options = [], ?Limits $limits = null)
+    {
+        $this->limits = $limits ?? new Limits();
+        $o = $options;
+        foreach (['server', 'key', 'service', 'version'] as $k) {
+            $o[$k] ??= self::env('ROOTTRACE_' . strtoupper($k));
+        }
+        $this->service = is_string($o['service'] ?? null) ? $o['service'] : '';
+        $this->version = is_string($o['version'] ?? null) && $o['version'] !== '' ? $o['version'] : null;
+        $this->instance = is_string($o['instance'] ?? null) ? $o['instance'] : self::defaultInstance();
+        $this->root = is_string($o['root'] ?? null) ? rtrim($o['root'], '/') : null;
+        $dir = is_string($o['spool_dir'] ?? null) && $o['spool_dir'] !== '' ? $o['spool_dir']
+            : Spool::defaultDir($this->service, $this->instance);
+        $this->spool = new Spool($dir, $this->limits);
+        $why = self::optionsProblem($o);
+        if ($why === null) {
+            $u = parse_url($o['server']);
+            $scheme = is_array($u) ? strtolower($u['scheme'] ?? '') : '';
+            if (!in_array($scheme, ['http', 'https'], true) || empty($u['host'])) {
+                $why = 'server must be an http:// or https:// URL';
+            } else {
+                $this->server = $o['server'];
+                $this->key = $o['key'];
+            }
+        }
+        $this->params = ['service' => $this->service, 'instance' => $this->instance,
+            'runtime' => self::RUNTIME, 'runtime_version' => PHP_VERSION,
+            'sdk_version' => self::SDK_VERSION, 'version' => $this->version];
+        if ($why !== null) {
+            $this->fatal = Status::format(Status::ERROR, $why);
+        } elseif (!extension_loaded('excimer')) {
+            $this->fatal = Status::format(Status::UNAVAILABLE, 'ext-excimer not loaded');
+        } elseif (!function_exists('gzencode')) {
+            $this->fatal = Status::format(Status::ERROR, 'ext-zlib not loaded: cannot gzip uploads');
+        }
+    }
+
+    /**
+     * Starts this request's (or script's) profile when the cached config allows it, and
+     * registers the end of the request. Reads one small file; no network. Never throws.
+     * @param bool $atShutdown register the end (spool, maintenance) as a shutdown function
+     */
+    public function begin(bool $atShutdown = true): void
+    {
+        self::guard(function () use ($atShutdown): void {
+            if ($this->begun) {
+                return;
+            }
+            $this->begun = true;
+            if ($atShutdown) {
+                // Registered again from the shutdown function, so the end runs after the
+                // application's own shutdown functions.
+                register_shutdown_function(function (): void {
+                    register_shutdown_function([$this, 'end']);
+                });
+            }
+            $this->gate = $this->spool->readGate();
+            $this->startIfAllowed();
+        });
+    }
+
+    /**
+     * Ends this request's profile: spools its stacks and, when maintenance is due, sends
+     * the response first (php-fpm) and then polls and uploads, within the maintenance
+     * budget (5 s). Never throws.
+     */
+    public function end(): void
+    {
+        self::guard(function (): void {
+            if ($this->ended) {
+                return;
+            }
+            $this->ended = true;
+            $this->spoolRunning(false);
+            if (State::nowNs() < $this->gate['next_due']) {
+                return;
+            }
+            if (PHP_SAPI === 'fpm-fcgi' && function_exists('fastcgi_finish_request')) {
+                fastcgi_finish_request();
+                @set_time_limit((int)ceil($this->limits->maintenanceBudgetS) + 5);
+            }
+            $this->maintain();
+        });
+    }
+
+    /**
+     * For long-running CLI scripts (workers): spools the stacks so far, follows the cached
+     * config (starts, stops or keeps profiling) and, when due, runs maintenance (which may
+     * then take up to the maintenance budget, 5 s). Never throws.
+     */
+    public function checkpoint(): void
+    {
+        self::guard(function (): void {
+            if (!$this->begun || $this->ended) {
+                return;
+            }
+            $this->spoolRunning(true);
+            $this->gate = $this->spool->readGate();
+            if (State::nowNs() >= $this->gate['next_due']) {
+                $this->maintain();
+                $this->gate = $this->spool->readGate();
+            }
+            $this->startIfAllowed();
+        });
+    }
+
+    /**
+     * Runs maintenance now if no other process is (polls and uploads only when due, unless
+     * $closeNow). Returns whether it ran. Never throws.
+     * @param bool $closeNow end the profile being spooled now and upload it
+     */
+    public function maintain(bool $closeNow = false): bool
+    {
+        return (bool)self::guard(fn() => (new Maintenance($this->spool, $this->limits,
+            $this->server === null ? null : new Http($this->server, [
+                'Authorization' => 'Bearer ' . $this->key,
+                'User-Agent' => 'roottrace-php/' . self::SDK_VERSION]),
+            $this->params, $this->fatal))->run($closeNow));
+    }
+
+    /**
+     * Ends this request's profile and uploads everything spooled now (a CLI script that
+     * must not leave data behind; at most the maintenance budget, 5 s). Never throws.
+     */
+    public function flush(): void
+    {
+        self::guard(function (): void {
+            $this->ended = true;
+            $this->spoolRunning(false);
+            $this->maintain(true);
+        });
+    }
+
+    /** `<state>[: <reason>]` from the cached state (no network). */
+    public function status(): string
+    {
+        $s = self::guard(fn() => State::status($this->spool->readState(),
+            $this->limits, $this->fatal, State::nowNs()));
+        return is_string($s) ? $s : Status::format(Status::ERROR, 'internal error');
+    }
+
+    /** Details for operators: status, interval_us, names, spool, counters, last error. */
+    public function info(): array
+    {
+        $st = $this->spool->readState();
+        $c = State::config($st, $this->limits);
+        return ['status' => $this->status(), 'state' => Status::state($this->status()),
+            'interval_us' => $c?->samplingIntervalUs ?? $this->limits->defaultSamplingIntervalUs,
+            'type' => State::profileType($c), 'profiling' => $this->profiler !== null,
+            'service' => $this->service, 'instance' => $this->instance,
+            'spool_dir' => $this->spool->dir, 'spooled_bytes' => $this->spool->spooledBytes(),
+            'queued' => count($this->spool->queued()), 'sent' => (int)($st['sent'] ?? 0),
+            'dropped' => (int)($st['dropped'] ?? 0),
+            'last_error' => $st['invalid'] ?? $st['poll_error'] ?? $st['upload_error'] ?? null];
+    }
+
+    /** Whether excimer is sampling this request now. */
+    public function profiling(): bool
+    {
+        return $this->profiler !== null;
+    }
+
+    private function startIfAllowed(): void
+    {
+        $g = $this->gate; // precomputed by maintenance (State::gate)
+        $allowed = $this->fatal === null && State::nowNs() <= $g['until'];
+        if (!$allowed || $this->profiler !== null) {
+            if (!$allowed) {
+                $this->spoolRunning(false);
+            }
+            return;
+        }
+        $lim = $this->limits;
+        $us = (int)Limits::clamp($g['us'], $lim->samplingIntervalMinUs, $lim->samplingIntervalMaxUs);
+        $this->type = $g['type'];
+        $this->periodNs = $us * 1000;
+        $this->depth = (int)Limits::clamp($g['depth'], $lim->stackDepthMin, $lim->stackDepthMax);
+        $p = new \ExcimerProfiler();
+        $p->setPeriod($us / 1e6);
+        $p->setEventType($this->type === 'wall' ? \EXCIMER_REAL : \EXCIMER_CPU);
+        $p->start();
+        $this->profiler = $p;
+    }
+
+    /** Spools what the running profiler collected; stops it unless $keep. */
+    private function spoolRunning(bool $keep): void
+    {
+        $p = $this->profiler;
+        if ($p === null) {
+            return;
+        }
+        if ($keep) {
+            $log = $p->flush();
+        } else {
+            $p->stop();
+            $log = $p->getLog();
+            $this->profiler = null;
+        }
+        if (count($log) === 0) {
+            return;
+        }
+        $this->root ??= Frames::findRoot(self::entryScript());
+        $stacks = (new Frames($this->root))->aggregate($log, $this->periodNs, $this->depth,
+            $this->limits->maxStacksPerProfile);
+        $this->spool->append($this->type, $this->periodNs, $stacks);
+    }
+
+    /** What the options lack, or null when usable. */
+    private static function optionsProblem(array $o): ?string
+    {
+        $missing = array_keys(array_filter(['server' => $o['server'] ?? null,
+            'key' => $o['key'] ?? null, 'service' => $o['service'] ?? null],
+            static fn($v) => !is_string($v) || $v === ''));
+        if ($missing !== []) {
+            return 'missing option' . (count($missing) > 1 ? 's' : '') . ': ' . implode(', ', $missing);
+        }
+        foreach (['service', 'instance'] as $k) {
+            if (isset($o[$k]) && ($why = self::nameProblem($o[$k])) !== null) {
+                return 'invalid ' . $k . ' name (' . $why . ')';
+            }
+        }
+        return null;
+    }
+
+    /** Null when the server accepts the name (1-200 bytes of UTF-8, no control
+     * characters, no '/'), else why not. */
+    public static function nameProblem(mixed $name): ?string
+    {
+        if (!is_string($name)) {
+            return 'not a string';
+        }
+        if ($name === '' || strlen($name) > self::NAME_MAX_BYTES) {
+            return $name === '' ? 'empty' : strlen($name) . ' bytes, at most ' . self::NAME_MAX_BYTES;
+        }
+        if (!preg_match('//u', $name)) {
+            return 'not valid UTF-8';
+        }
+        if (preg_match('/[\x00-\x1f\x7f\/]/', $name, $m)) {
+            return $m[0] === '/' ? "contains '/'" : sprintf('control character U+%04X', ord($m[0]));
+        }
+        return null;
+    }
+
+    /** `<hostname>-<fpm pool or cli>` (DESIGN §5), as a name the server accepts. */
+    public static function defaultInstance(): string
+    {
+        $pool = PHP_SAPI === 'cli' ? 'cli' : (PHP_SAPI === 'fpm-fcgi' ? self::fpmPool() : PHP_SAPI);
+        $host = (string)@gethostname();
+        $host = $host === '' ? 'localhost' : $host;
+        $max = self::NAME_MAX_BYTES - strlen($pool) - 1;
+        if (strlen($host) > $max || strcspn($host, "/\x7f" . implode('', range("\x00", "\x1f"))) !== strlen($host)) {
+            $host = substr((string)preg_replace('/[\x00-\x1f\x7f\/]/', '-', $host), 0, $max);
+            while ($host !== '' && !preg_match('//u', $host)) {
+                $host = substr($host, 0, -1); // cut on a character boundary
+            }
+        }
+        return $host . '-' . $pool;
+    }
+
+    /** The php-fpm pool's name (the pool config sets it as env[ROOTTRACE_POOL] or it is
+     * read from fpm_get_status()); "fpm" when unknown. */
+    private static function fpmPool(): string
+    {
+        $pool = self::env('ROOTTRACE_POOL');
+        if ($pool === null && function_exists('fpm_get_status')) {
+            $s = @fpm_get_status();
+            $pool = is_array($s) && is_string($s['pool'] ?? null) ? $s['pool'] : null;
+        }
+        $pool = (string)preg_replace('/[^\x21-\x7e]|\//', '-', (string)$pool);
+        return $pool === '' ? 'fpm' : substr($pool, 0, 60);
+    }
+
+    private static function entryScript(): string
+    {
+        $s = $_SERVER['SCRIPT_FILENAME'] ?? '';
+        if (!is_string($s) || $s === '' || !@is_file($s)) {
+            $s = get_included_files()[0] ?? '';
+        }
+        return is_string($s) ? $s : '';
+    }
+
+    private static function env(string $name): ?string
+    {
+        $v = $_SERVER[$name] ?? getenv($name);
+        return is_string($v) && $v !== '' ? $v : null;
+    }
+
+    /** Runs $f with warnings silenced and every Throwable caught (never into the app). */
+    private static function guard(callable $f): mixed
+    {
+        set_error_handler(static fn() => true);
+        try {
+            return $f();
+        } catch (\Throwable $e) {
+            return null;
+        } finally {
+            restore_error_handler();
+        }
+    }
+}

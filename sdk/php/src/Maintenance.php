@@ -1,0 +1,205 @@
+<?php
+// Maintenance: the work one process at a time does under the spool's lock, after its
+// response is sent: the config poll (wait=0), closing the spool interval into profiles,
+// and uploading the queue with backoff (DESIGN §5, §7).
+declare(strict_types=1);
+
+namespace RootTrace;
+
+final class Maintenance
+{
+    /**
+     * @param ?Http $http null when the options did not allow a client (nothing to do)
+     * @param array $params common query parameters (service, instance, runtime, ...)
+     * @param ?string $fatal the status that overrides everything, or null
+     */
+    public function __construct(
+        private readonly Spool $spool,
+        private readonly Limits $limits,
+        private readonly ?Http $http,
+        private readonly array $params,
+        private readonly ?string $fatal,
+    ) {
+    }
+
+    /**
+     * One run: takes the lock without waiting (false when another process holds it), then
+     * polls when due, closes the interval when due, uploads when due, and writes the state.
+     * Ends within the maintenance budget. Never throws.
+     * @param bool $closeNow end the profile being spooled now (flush), not when it is due
+     */
+    public function run(bool $closeNow = false): bool
+    {
+        if ($this->http === null || !$this->spool->tryLock()) {
+            return false;
+        }
+        try {
+            $deadline = microtime(true) + $this->limits->maintenanceBudgetS;
+            $st = $this->spool->readState();
+            $this->closeStale($st);
+            if (State::nowNs() >= (int)($st['polled_at'] ?? 0) + State::pollPeriodNs($st, $this->limits)) {
+                $this->poll($st, $deadline);
+            }
+            $this->roll($st, $closeNow);
+            $this->upload($st, $deadline);
+            $st['next_due'] = $this->nextDue($st);
+            $this->spool->writeState($st);
+            $this->spool->writeGate(State::gate($st, $this->limits), $st['next_due']);
+        } catch (\Throwable $e) {
+            // Never into the application; the next run starts from the state on disk.
+        } finally {
+            $this->spool->unlock();
+        }
+        return true;
+    }
+
+    /** The profile being spooled ends where the config went stale (fail closed). */
+    private function closeStale(array &$st): void
+    {
+        $c = State::config($st, $this->limits);
+        if (isset($st['interval_start']) && $c !== null) {
+            $stale = State::staleAt($st, $c);
+            if (State::nowNs() > $stale) {
+                $this->close($st, $c, max((int)$st['interval_start'], $stale));
+                $st['interval_start'] = null;
+            }
+        }
+    }
+
+    /** Starts, continues or closes the interval by the current config. */
+    private function roll(array &$st, bool $closeNow): void
+    {
+        $now = State::nowNs();
+        $c = State::config($st, $this->limits);
+        if ($this->fatal !== null || !State::allows($st, $c, $now)) {
+            return;
+        }
+        if (!isset($st['interval_start'])) {
+            $st['interval_start'] = $now;
+        } elseif ($closeNow || $now - (int)$st['interval_start'] >= (int)($c->uploadIntervalS * 1e9)) {
+            $this->close($st, $c, $now);
+            $st['interval_start'] = $now; // back to back: the next profile starts here
+        }
+    }
+
+    /** Queues the spooled stacks as the profile [interval_start, $end]. */
+    private function close(array &$st, ?Config $c, int $end): void
+    {
+        $merged = $this->spool->claim($this->limits->maxStacksPerProfile);
+        $us = $c !== null ? $c->samplingIntervalUs : $this->limits->defaultSamplingIntervalUs;
+        $st['dropped'] = (int)($st['dropped'] ?? 0) + (new Uploader($this->spool, $this->limits))
+            ->queueProfiles($merged, (int)$st['interval_start'], $end, State::profileType($c),
+                $us * 1000, $this->params);
+    }
+
+    /** One config request (wait=0) and what its answer does to the state. */
+    private function poll(array &$st, float $deadline): void
+    {
+        $now = State::nowNs();
+        $st['polled_at'] = $now;
+        $hadConfig = State::config($st, $this->limits) !== null;
+        $etag = $hadConfig ? ($st['etag'] ?? null) : null;
+        $st['status'] = State::status($st, $this->limits, $this->fatal, $now);
+        $params = $this->params + ['status' => $st['status'],
+                'interval_us' => $this->intervalUs($st), 'etag' => $etag, 'wait' => 0];
+        $left = min($this->limits->pollDeadlineS, $deadline - microtime(true));
+        try {
+            $a = $this->http->request('GET', '/api/v1/sdk/config', $params, null, [], $left,
+                min($this->limits->connectTimeoutS, $left), $this->limits->configMaxBytes);
+        } catch (BodyTooLarge $e) {
+            $this->invalid($st, $e->getMessage());
+            return;
+        } catch (\Throwable $e) {
+            $st['poll_error'] = 'config poll failed: ' . $e->getMessage();
+            return;
+        }
+        if ($a['status'] === 304) {
+            if ($etag !== null) {
+                $st['valid_at'] = State::nowNs();
+                $st['poll_error'] = null;
+            } else {
+                $st['poll_error'] = '304 to a poll without etag';
+            }
+            return;
+        }
+        if ($a['status'] !== 200) {
+            $m = json_decode($a['body'], true);
+            $msg = is_array($m) && is_string($m['message'] ?? null) ? ': ' . $m['message'] : '';
+            $st['poll_error'] = 'config poll answered ' . $a['status'] . $msg;
+            return;
+        }
+        try {
+            $c = Config::parse($a['body'], $this->limits, $a['headers']['etag'] ?? null);
+        } catch (ConfigError $e) {
+            $this->invalid($st, $e->getMessage());
+            return;
+        }
+        $st = array_merge($st, ['config' => $c->toArray(), 'valid_at' => State::nowNs(),
+            'etag' => $c->etag, 'refused' => false, 'invalid' => null, 'poll_error' => null,
+            'poll_interval_s' => $c->pollIntervalS]);
+        if (!$c->enabled && isset($st['interval_start'])) {
+            $this->spool->discard(); // the server would refuse it (409)
+            $st['interval_start'] = null;
+        }
+    }
+
+    /** An invalid config: profiling stops at once (what was spooled is still sent). */
+    private function invalid(array &$st, string $why): void
+    {
+        $c = State::config($st, $this->limits);
+        if (isset($st['interval_start'])) {
+            $this->close($st, $c, State::nowNs());
+            $st['interval_start'] = null;
+        }
+        $st = array_merge($st, ['config' => null, 'etag' => null, 'invalid' => $why,
+            'poll_error' => null]);
+    }
+
+    /** Uploads the queue when the backoff allows; a 409 stops profiling. */
+    private function upload(array &$st, float $deadline): void
+    {
+        if ($this->spool->queued() === [] || State::nowNs() < (int)($st['retry_at'] ?? 0)) {
+            return;
+        }
+        $r = (new Uploader($this->spool, $this->limits))->drain($this->http, $deadline);
+        $st['sent'] = (int)($st['sent'] ?? 0) + $r['sent'];
+        $st['dropped'] = (int)($st['dropped'] ?? 0) + $r['dropped'];
+        if ($r['error'] !== null) {
+            $st['upload_error'] = $r['error'];
+        }
+        if ($r['retry']) {
+            $st['attempt'] = (int)($st['attempt'] ?? 0) + 1;
+            $st['retry_at'] = State::nowNs() + (int)(1e9 * Uploader::backoff($st['attempt'],
+                $this->limits->retryBackoffMinS, $this->limits->retryBackoffMaxS));
+        } else {
+            $st['attempt'] = 0;
+            $st['retry_at'] = 0;
+        }
+        if ($r['refused']) {
+            $this->spool->discard();
+            $st = array_merge($st, ['refused' => true, 'etag' => null, 'interval_start' => null]);
+        }
+    }
+
+    /** When a request's end should run maintenance next (Unix ns). */
+    private function nextDue(array $st): int
+    {
+        $due = [(int)($st['polled_at'] ?? 0) + State::pollPeriodNs($st, $this->limits)];
+        $c = State::config($st, $this->limits);
+        if (isset($st['interval_start']) && $c !== null) {
+            $due[] = (int)$st['interval_start'] + (int)($c->uploadIntervalS * 1e9);
+            $due[] = State::staleAt($st, $c) + 1;
+        }
+        if ($this->spool->queued() !== []) {
+            $due[] = (int)($st['retry_at'] ?? 0);
+        }
+        return min($due);
+    }
+
+    /** The effective sampling interval (µs) the status carries. */
+    private function intervalUs(array $st): int
+    {
+        $c = State::config($st, $this->limits);
+        return $c !== null ? $c->samplingIntervalUs : $this->limits->defaultSamplingIntervalUs;
+    }
+}

@@ -1,0 +1,78 @@
+<?php
+// The public entry point: RootTrace\Profiler::start() at the top of each request or script
+// (an auto_prepend_file under php-fpm). Nothing here throws or emits a warning.
+declare(strict_types=1);
+
+namespace RootTrace;
+
+final class Profiler
+{
+    private static ?Agent $agent = null;
+
+    /**
+     * Starts the SDK for this request or CLI script: profiles it with excimer while the
+     * server's config (cached in the spool directory, refreshed at most every 10 s) says
+     * profiling is on, spools its stacks at the end, and uploads from one process at a
+     * time after the response is sent. A second call does nothing.
+     * @param array{server?: string, key?: string, service?: string, version?: string,
+     *        instance?: string, spool_dir?: string, root?: string} $options
+     *        server: base URL; key: an ingest key; service: the service name; version: its
+     *        release; instance: default `<hostname>-<fpm pool or cli>`; spool_dir: default
+     *        under sys_get_temp_dir(); root: the app root frame names are relative to
+     *        (default: the nearest directory holding composer.json above the entry script).
+     *        server, key, service and version default to ROOTTRACE_SERVER, ROOTTRACE_KEY,
+     *        ROOTTRACE_SERVICE and ROOTTRACE_VERSION.
+     */
+    public static function start(array $options = []): void
+    {
+        try {
+            if (self::$agent === null) {
+                self::$agent = new Agent($options);
+                self::$agent->begin();
+            }
+        } catch (\Throwable $e) {
+            // Never into the application.
+        }
+    }
+
+    /** Ends this request's profile now (spooled; uploads when due). Never throws. */
+    public static function stop(): void
+    {
+        self::$agent?->end();
+    }
+
+    /** Ends this request's profile and uploads everything spooled now, waiting at most
+     * 5 s (e.g. at the end of a CLI script that must not leave data behind). Never throws. */
+    public static function flush(): void
+    {
+        self::$agent?->flush();
+    }
+
+    /** For long-running CLI workers: spools the stacks so far and follows the config
+     * (call between jobs; may take up to 5 s when an upload is due). Never throws. */
+    public static function checkpoint(): void
+    {
+        self::$agent?->checkpoint();
+    }
+
+    /** `<state>[: <reason>]` (DESIGN §5), e.g. `profiling`, `disabled`,
+     * `unavailable: ext-excimer not loaded`. */
+    public static function status(): string
+    {
+        if (self::$agent !== null) {
+            return self::$agent->status();
+        }
+        return extension_loaded('excimer') ? Status::format(Status::DISABLED, 'not started')
+            : Status::format(Status::UNAVAILABLE, 'ext-excimer not loaded');
+    }
+
+    /** Status, effective sampling interval (µs), names, spool and upload counters. */
+    public static function info(): array
+    {
+        try {
+            return self::$agent?->info() ?? ['status' => self::status()];
+        } catch (\Throwable $e) {
+            return ['status' => self::status()];
+        }
+    }
+}

@@ -1,0 +1,335 @@
+<?php
+// Spool: the directory one host and pool share (DESIGN §7 for PHP): the cached control
+// state, the maintenance lock, request stacks in append-only segments (bounded, oldest
+// dropped first) and the queue of finished profiles waiting for upload.
+declare(strict_types=1);
+
+namespace RootTrace;
+
+final class Spool
+{
+    private const STATE = 'state.json';
+    private const GATE = 'gate';
+    private const LOCK = 'lock';
+    private const SEGMENTS = 'spool';
+    private const QUEUE = 'queue';
+
+    /** @var resource|null the maintenance lock while held */
+    private $lock = null;
+
+    /**
+     * @param string $dir the spool directory (created 0700 on first write)
+     * @param Limits $limits spool and queue bounds
+     */
+    public function __construct(public readonly string $dir, private readonly Limits $limits)
+    {
+    }
+
+    /**
+     * The default spool directory for a service and instance: under sys_get_temp_dir(),
+     * one per user, service and instance (a name safe in a path plus a hash of the exact
+     * names).
+     */
+    public static function defaultDir(string $service, string $instance): string
+    {
+        $uid = function_exists('posix_geteuid') ? (string)posix_geteuid() : 'u';
+        $safe = substr((string)preg_replace('/[^A-Za-z0-9_.-]+/', '_', $service), 0, 40);
+        return rtrim(sys_get_temp_dir(), '/') . '/roottrace-' . $uid . '-' . $safe . '-'
+            . substr(hash('sha256', $service . "\0" . $instance), 0, 12);
+    }
+
+    /** The cached state (empty when missing or unreadable). Takes no lock: the state is
+     * replaced whole by rename. */
+    public function readState(): array
+    {
+        $raw = @file_get_contents($this->dir . '/' . self::STATE);
+        if ($raw === false || $raw === '') {
+            return [];
+        }
+        $s = json_decode($raw, true);
+        return is_array($s) ? $s : [];
+    }
+
+    /**
+     * The gate a request's start reads (one short line, no JSON): ['until' => Unix ns
+     * profiling is allowed until (0: off), 'type', 'us', 'depth', 'next_due' => Unix ns
+     * when maintenance is next due]. All zero when missing (off, maintenance due).
+     */
+    public function readGate(): array
+    {
+        $raw = @file_get_contents($this->dir . '/' . self::GATE);
+        $p = $raw === false ? [] : explode(' ', trim($raw));
+        if (count($p) !== 6 || $p[0] !== 'g1') {
+            return ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0, 'next_due' => 0];
+        }
+        return ['until' => (int)$p[1], 'type' => $p[2] === 'wall' ? 'wall' : 'cpu',
+            'us' => (int)$p[3], 'depth' => (int)$p[4], 'next_due' => (int)$p[5]];
+    }
+
+    /** Writes the gate (see readGate) atomically. @param ?array $gate State::gate() */
+    public function writeGate(?array $gate, int $nextDue): bool
+    {
+        $g = $gate ?? ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0];
+        return $this->replace(self::GATE, sprintf("g1 %d %s %d %d %d\n", $g['until'], $g['type'],
+            $g['us'], $g['depth'], $nextDue));
+    }
+
+    /** Replaces the state file atomically; false when the directory cannot be written. */
+    public function writeState(array $state): bool
+    {
+        $json = json_encode($state, JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE);
+        return $json !== false && $this->replace(self::STATE, $json);
+    }
+
+    /** Creates the directories (0700); false when that fails or when the spool belongs to
+     * another user (a directory planted in a shared /tmp is not used). */
+    public function ensure(): bool
+    {
+        foreach (['', '/' . self::SEGMENTS, '/' . self::QUEUE] as $sub) {
+            $d = $this->dir . $sub;
+            if (!@is_dir($d) && !@mkdir($d, 0700, true) && !@is_dir($d)) {
+                return false;
+            }
+        }
+        return !function_exists('posix_geteuid') || @fileowner($this->dir) === posix_geteuid();
+    }
+
+    /** Takes the maintenance lock without waiting; false when another process holds it. */
+    public function tryLock(): bool
+    {
+        if ($this->lock !== null) {
+            return true;
+        }
+        if (!$this->ensure()) {
+            return false;
+        }
+        $fp = @fopen($this->dir . '/' . self::LOCK, 'c');
+        if ($fp === false) {
+            return false;
+        }
+        if (!@flock($fp, LOCK_EX | LOCK_NB)) {
+            @fclose($fp);
+            return false;
+        }
+        $this->lock = $fp;
+        return true;
+    }
+
+    /** Releases the maintenance lock. */
+    public function unlock(): void
+    {
+        if ($this->lock !== null) {
+            @flock($this->lock, LOCK_UN);
+            @fclose($this->lock);
+            $this->lock = null;
+        }
+    }
+
+    /**
+     * Appends a request's aggregate to this process's open segment (one line per stack:
+     * type, period ns, events, value ns, folded stack, tab-separated). The segment is sealed
+     * at the segment size, and the spool then trimmed to its bound, oldest first.
+     * @param array<string, array{0: int, 1: int}> $stacks folded => [events, value_ns]
+     */
+    public function append(string $type, int $periodNs, array $stacks): bool
+    {
+        if ($stacks === []) {
+            return true;
+        }
+        $lines = '';
+        foreach ($stacks as $folded => [$n, $ns]) {
+            $lines .= $type . "\t" . $periodNs . "\t" . $n . "\t" . $ns . "\t" . $folded . "\n";
+        }
+        $path = $this->dir . '/' . self::SEGMENTS . '/open-' . getmypid() . '.seg';
+        for ($try = 0; $try < 8; $try++) {
+            $fp = @fopen($path, 'ab');
+            if ($fp === false && (!$this->ensure() || ($fp = @fopen($path, 'ab')) === false)) {
+                return false;
+            }
+            if (!@flock($fp, LOCK_EX)) {
+                @fclose($fp);
+                return false;
+            }
+            // The uploader may have claimed (renamed) the file between fopen and flock.
+            $st = @fstat($fp);
+            clearstatcache(true, $path);
+            $now = @stat($path);
+            if ($st === false || $now === false || $st['ino'] !== $now['ino']) {
+                @flock($fp, LOCK_UN);
+                @fclose($fp);
+                continue;
+            }
+            $ok = @fwrite($fp, $lines) === strlen($lines);
+            $size = $st['size'] + strlen($lines);
+            if ($size >= $this->limits->spoolSegmentBytes) {
+                @rename($path, $this->dir . '/' . self::SEGMENTS . '/sealed-' . self::stamp() . '.seg');
+            }
+            @flock($fp, LOCK_UN);
+            @fclose($fp);
+            if ($size >= $this->limits->spoolSegmentBytes) {
+                $this->trim();
+            }
+            return $ok;
+        }
+        return false;
+    }
+
+    /** Drops the oldest segments until the spool holds at most its bound. Returns the
+     * number of bytes dropped. */
+    public function trim(): int
+    {
+        $files = [];
+        $total = 0;
+        foreach ((array)@glob($this->dir . '/' . self::SEGMENTS . '/*.seg*') as $f) {
+            $st = @stat($f);
+            if ($st === false) {
+                continue;
+            }
+            if (str_contains($f, '.claimed-') && $st['mtime'] < time() - 60) {
+                @unlink($f); // left by a process that died while claiming
+                continue;
+            }
+            // Sealed segments are named by time; a process's open segment is its newest.
+            $files[] = [str_contains(basename($f), 'open-') ? 1 : 0, $st['mtime'], $f, $st['size']];
+            $total += $st['size'];
+        }
+        sort($files);
+        $dropped = 0;
+        foreach ($files as [, , $f, $size]) {
+            if ($total <= $this->limits->spoolMaxBytes) {
+                break;
+            }
+            if (@unlink($f)) {
+                $total -= $size;
+                $dropped += $size;
+            }
+        }
+        return $dropped;
+    }
+
+    /**
+     * Takes every segment out of the spool and merges it: type => ['period' => ns,
+     * 'stacks' => folded => [events, value_ns]], at most $maxStacks stacks per type (the
+     * rest under Frames::TRIMMED). Call under the maintenance lock.
+     */
+    public function claim(int $maxStacks): array
+    {
+        $this->trim();
+        $out = [];
+        foreach ((array)@glob($this->dir . '/' . self::SEGMENTS . '/*.seg') as $f) {
+            $claimed = $f . '.claimed-' . getmypid();
+            if (!@rename($f, $claimed)) {
+                continue;
+            }
+            $fp = @fopen($claimed, 'rb');
+            if ($fp === false) {
+                continue;
+            }
+            @flock($fp, LOCK_EX); // a writer that opened it before the rename finishes first
+            while (($line = fgets($fp)) !== false) {
+                self::merge($out, $line, $maxStacks);
+            }
+            @unlink($claimed);
+            @flock($fp, LOCK_UN);
+            @fclose($fp);
+        }
+        return $out;
+    }
+
+    /** Drops everything spooled (profiling was turned off: the server would refuse it). */
+    public function discard(): void
+    {
+        foreach ((array)@glob($this->dir . '/' . self::SEGMENTS . '/*') as $f) {
+            @unlink($f);
+        }
+    }
+
+    private static function merge(array &$out, string $line, int $maxStacks): void
+    {
+        $p = explode("\t", rtrim($line, "\n"), 5);
+        if (count($p) !== 5 || !in_array($p[0], ['cpu', 'wall'], true)) {
+            return;
+        }
+        [$type, $period, $n, $ns, $folded] = $p;
+        $t = &$out[$type];
+        $t['period'] = (int)$period;
+        $t['stacks'] ??= [];
+        if (!isset($t['stacks'][$folded]) && count($t['stacks']) >= $maxStacks) {
+            $folded = Frames::TRIMMED;
+        }
+        $cur = $t['stacks'][$folded] ?? [0, 0];
+        $t['stacks'][$folded] = [$cur[0] + (int)$n, $cur[1] + (int)$ns];
+    }
+
+    /**
+     * Queues a finished profile for upload, dropping the oldest beyond the queue bound.
+     * Returns how many were dropped.
+     * @param array $meta upload query parameters
+     */
+    public function enqueue(array $meta, string $body): int
+    {
+        if (!$this->ensure()) {
+            return 1;
+        }
+        $name = self::QUEUE . '/' . self::stamp() . '.prof';
+        $this->replace($name, json_encode($meta, JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE) . "\n" . $body);
+        $dropped = 0;
+        $queued = $this->queued();
+        while (count($queued) > $this->limits->queueMaxProfiles) {
+            @unlink(array_shift($queued));
+            $dropped++;
+        }
+        return $dropped;
+    }
+
+    /** Paths of the queued profiles, oldest first. */
+    public function queued(): array
+    {
+        $q = (array)@glob($this->dir . '/' . self::QUEUE . '/*.prof');
+        sort($q);
+        return $q;
+    }
+
+    /** A queued profile: [meta, body], or null when unreadable (it is then removed). */
+    public function load(string $path): ?array
+    {
+        $raw = @file_get_contents($path);
+        $nl = $raw === false ? false : strpos($raw, "\n");
+        $meta = $nl === false ? null : json_decode(substr($raw, 0, $nl), true);
+        if (!is_array($meta)) {
+            @unlink($path);
+            return null;
+        }
+        return [$meta, (string)substr($raw, $nl + 1)];
+    }
+
+    /** Bytes spooled now (segments). */
+    public function spooledBytes(): int
+    {
+        $n = 0;
+        foreach ((array)@glob($this->dir . '/' . self::SEGMENTS . '/*.seg') as $f) {
+            $n += (int)@filesize($f);
+        }
+        return $n;
+    }
+
+    private function replace(string $name, string $data): bool
+    {
+        if (!$this->ensure()) {
+            return false;
+        }
+        $tmp = $this->dir . '/.' . basename($name) . '.' . getmypid() . '.tmp';
+        if (@file_put_contents($tmp, $data) !== strlen($data)) {
+            @unlink($tmp);
+            return false;
+        }
+        return @rename($tmp, $this->dir . '/' . $name);
+    }
+
+    /** A name that sorts by time: zero-padded Unix microseconds, pid, random. */
+    private static function stamp(): string
+    {
+        return sprintf('%017d-%d-%s', (int)(microtime(true) * 1e6), getmypid(),
+            bin2hex(random_bytes(3)));
+    }
+}

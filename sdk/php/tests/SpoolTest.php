@@ -1,0 +1,129 @@
+<?php
+// The spool: request aggregates merged per type, bounded size (oldest dropped first), claim
+// under concurrent writers, the maintenance lock, the upload queue bound.
+declare(strict_types=1);
+
+use PHPUnit\Framework\TestCase;
+use RootTrace\Frames;
+use RootTrace\Limits;
+use RootTrace\Spool;
+
+final class SpoolTest extends TestCase
+{
+    private string $dir;
+
+    protected function setUp(): void
+    {
+        $this->dir = T::tmpdir('spool');
+    }
+
+    protected function tearDown(): void
+    {
+        T::rmrf($this->dir);
+    }
+
+    public function testRequestsAreMergedPerTypeAndStack(): void
+    {
+        $s = new Spool($this->dir . '/s', new Limits());
+        $this->assertTrue($s->append('cpu', 10_000_000, ['a;b' => [2, 20_000_000], 'a' => [1, 10_000_000]]));
+        $this->assertTrue($s->append('cpu', 10_000_000, ['a;b' => [3, 30_000_000]]));
+        $this->assertTrue($s->append('wall', 20_000_000, ['x;y z' => [5, 100_000_000]]));
+        $this->assertTrue($s->append('cpu', 10_000_000, []));
+        $m = $s->claim(100);
+        $this->assertSame(['cpu', 'wall'], array_keys($m));
+        $this->assertSame(['a;b' => [5, 50_000_000], 'a' => [1, 10_000_000]], $m['cpu']['stacks']);
+        $this->assertSame(10_000_000, $m['cpu']['period']);
+        $this->assertSame(['x;y z' => [5, 100_000_000]], $m['wall']['stacks']);
+        $this->assertSame([], $s->claim(100)); // claimed once
+        $s->append('cpu', 10_000_000, ['a' => [1, 1], 'b' => [1, 1], 'c' => [1, 1]]);
+        $this->assertSame(['a' => [1, 1], 'b' => [1, 1], Frames::TRIMMED => [1, 1]], $s->claim(2)['cpu']['stacks']);
+    }
+
+    public function testSpoolSizeIsBoundedOldestDroppedFirst(): void
+    {
+        $lim = new Limits(spoolSegmentBytes: 4096, spoolMaxBytes: 16384);
+        $s = new Spool($this->dir . '/s', $lim);
+        for ($i = 0; $i < 200; $i++) {
+            $s->append('cpu', 1, [sprintf('req%03d;%s', $i, str_repeat('f', 200)) => [1, 1]]);
+            clearstatcache();
+            $this->assertLessThanOrEqual(16384 + 4096 + 300, $s->spooledBytes());
+        }
+        $stacks = array_keys($s->claim(10_000)['cpu']['stacks']);
+        $ids = array_map(static fn($k) => (int)substr($k, 3, 3), $stacks);
+        $this->assertContains(199, $ids);  // the newest kept
+        $this->assertNotContains(0, $ids); // the oldest dropped
+        $this->assertLessThan(200, count($ids));
+        $this->assertGreaterThan(50, count($ids));
+    }
+
+    public function testConcurrentWritersLoseNothingWhileClaimed(): void
+    {
+        $dir = $this->dir . '/s';
+        $code = T::prelude() . '$s = new RootTrace\Spool($argv[1], new RootTrace\Limits(spoolSegmentBytes: 2048));'
+            . 'for ($i = 0; $i < 400; $i++) { $s->append("cpu", 1, ["w;" . getmypid() => [1, 1]]); }';
+        $file = $this->dir . '/writer.php';
+        file_put_contents($file, $code);
+        $procs = [];
+        for ($i = 0; $i < 3; $i++) {
+            $procs[] = proc_open([PHP_BINARY, $file, $dir], [], $pipes);
+        }
+        $s = new Spool($dir, new Limits());
+        $total = 0;
+        $claims = 0;
+        do {
+            $running = 0;
+            foreach ($procs as $p) {
+                $running += proc_get_status($p)['running'] ? 1 : 0;
+            }
+            foreach ($s->claim(1000)['cpu']['stacks'] ?? [] as [$n]) {
+                $total += $n;
+            }
+            $claims++;
+        } while ($running > 0);
+        foreach ($procs as $p) {
+            proc_close($p);
+        }
+        foreach ($s->claim(1000)['cpu']['stacks'] ?? [] as [$n]) {
+            $total += $n;
+        }
+        $this->assertSame(1200, $total, "after $claims claims");
+    }
+
+    public function testLockIsExclusiveAcrossProcesses(): void
+    {
+        $s = new Spool($this->dir . '/s', new Limits());
+        $this->assertTrue($s->tryLock());
+        $code = T::prelude() . '$s = new RootTrace\Spool($argv[1], new RootTrace\Limits()); echo $s->tryLock() ? "got" : "busy";';
+        $this->assertSame('busy', T::php($code, [$this->dir . '/s'], [], $this->dir)[1]);
+        $s->unlock();
+        $this->assertSame('got', T::php($code, [$this->dir . '/s'], [], $this->dir)[1]);
+    }
+
+    public function testQueueIsBoundedOldestDroppedFirst(): void
+    {
+        $s = new Spool($this->dir . '/s', new Limits(queueMaxProfiles: 3));
+        $dropped = 0;
+        for ($i = 0; $i < 5; $i++) {
+            $dropped += $s->enqueue(['n' => $i], "body$i\n\x00");
+        }
+        $this->assertSame(2, $dropped);
+        $q = $s->queued();
+        $this->assertCount(3, $q);
+        $this->assertSame([['n' => 2], "body2\n\x00"], $s->load($q[0]));
+        $this->assertSame(['n' => 4], $s->load($q[2])[0]);
+    }
+
+    public function testStateIsReplacedWholeAndAbsentStateIsEmpty(): void
+    {
+        $s = new Spool($this->dir . '/s', new Limits());
+        $this->assertSame([], $s->readState());
+        $this->assertTrue($s->writeState(['a' => 1, 'b' => 'x']));
+        $this->assertSame(['a' => 1, 'b' => 'x'], $s->readState());
+        file_put_contents($this->dir . '/s/state.json', '{garbage');
+        $this->assertSame([], $s->readState());
+        $ro = new Spool('/proc/nonexistent/spool', new Limits());
+        $this->assertFalse($ro->writeState(['a' => 1]));
+        $this->assertFalse($ro->append('cpu', 1, ['a' => [1, 1]]));
+        $this->assertFalse($ro->tryLock());
+    }
+}
