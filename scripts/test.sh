@@ -19,5 +19,8 @@ suite "integration tests (pytest)" make --no-print-directory integration || exit
 suite "integration tests against the ASan+UBSan server" make --no-print-directory SAN=1 integration || exit 1
 suite "Node SDK (node --test)" scripts/test-node.sh || exit 1
 suite "Python SDK (pytest)" scripts/test-python.sh || exit 1
+suite "Go SDK (go test)" scripts/test-go.sh || exit 1
+suite "Java SDK (JUnit 5, every JDK >= 11 installed)" scripts/test-java.sh || exit 1
+suite "PHP SDK (PHPUnit, with and without ext-excimer)" scripts/test-php.sh || exit 1
 suite "UI (playwright-core, Chromium)" scripts/test-ui.sh || exit 1
 exit $failed

@@ -5,7 +5,8 @@
 # PASS/OVER against the goals (Node and Go <= 1 %, Python, Java and PHP <= 2 %). Figures, never a failure on time:
 # benchmarks are not tests (STYLE.md); the exit status is non-zero only when a run breaks.
 # Usage: bench/sdk_overhead/run.sh [--rounds N] [--node-work N] [--python-work N] [--go-work N]
-#                                  [--only node|python|go]  (from anywhere in the repo)
+#                                  [--java-work N] [--php-work N]
+#                                  [--only node|python|go|java|php]  (from anywhere in the repo)
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -15,6 +16,8 @@ ROUNDS=10         # pairs of runs per SDK
 NODE_WORK=350     # work_node.js rounds: ~5 s per run on the machine of docs/performance.md
 PY_WORK=175       # work_python.py rounds per compute thread: ~3.5 s per run there
 GO_WORK=110       # work_go rounds: ~5 s per run there
+JAVA_WORK=600     # WorkJava rounds: ~5 s per run there
+PHP_WORK=1500     # work_php.php requests of ~2 ms each: ~3.5 s per run there
 ONLY=
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -22,9 +25,12 @@ while [ $# -gt 0 ]; do
         --node-work) NODE_WORK=$2; shift 2 ;;
         --python-work) PY_WORK=$2; shift 2 ;;
         --go-work) GO_WORK=$2; shift 2 ;;
+        --java-work) JAVA_WORK=$2; shift 2 ;;
+        --php-work) PHP_WORK=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         *) echo "usage: bench/sdk_overhead/run.sh [--rounds N] [--node-work N]" \
-                "[--python-work N] [--go-work N] [--only node|python|go]" >&2
+                "[--python-work N] [--go-work N] [--java-work N] [--php-work N]" \
+                "[--only node|python|go|java|php]" >&2
            exit 2 ;;
     esac
 done
@@ -55,7 +61,7 @@ curl -fs "$URL/healthz" >/dev/null ||
 api() { curl -fsS -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
 KEY=$(api -X POST -d '{"scope": "ingest"}' "$URL/api/v1/keys" |
       python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
-for s in bench-node bench-python bench-go; do
+for s in bench-node bench-python bench-go bench-java bench-php; do
     api -X PUT -d '{"enabled": true}' "$URL/api/v1/services/$s/profiling" >/dev/null
 done
 
@@ -111,6 +117,25 @@ if [ -z "$ONLY" ] || [ "$ONLY" = go ]; then
     (cd "$HERE/work_go" && GOTOOLCHAIN=local GOPROXY=off go build -o "$out/work_go" .)
     run_pairs go "$out/work_go" "$GO_WORK" -- \
         "$out/work_go" "$GO_WORK" "$URL" "$KEY" bench-go || status=1
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = java ]; then
+    echo
+    echo "== Java: WorkJava $JAVA_WORK rounds (compute threads, sleeping and blocked ones)"
+    (cd sdk/java && mvn -q -B package -DskipTests)
+    JAR=sdk/java/target/roottrace-agent.jar
+    run_pairs java java -cp "$JAR" "$HERE/work_java/WorkJava.java" "$JAVA_WORK" -- \
+        java -cp "$JAR" "$HERE/work_java/WorkJava.java" "$JAVA_WORK" "$URL" "$KEY" bench-java \
+        || status=1
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = php ]; then
+    echo
+    if php -r 'exit(extension_loaded("excimer") ? 0 : 1);'; then
+        echo "== PHP: work_php.php $PHP_WORK requests (JSON, sha256, strings; ~2 ms each)"
+        run_pairs php php "$HERE/work_php.php" "$PHP_WORK" -- \
+            php "$HERE/work_php.php" "$PHP_WORK" "$URL" "$KEY" bench-php || status=1
+    else
+        echo "== PHP: skipped, ext-excimer is not loaded (apt-get install php-excimer)"
+    fi
 fi
 
 echo

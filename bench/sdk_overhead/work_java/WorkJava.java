@@ -1,0 +1,212 @@
+// A fixed Java workload of 10 threads for the SDK overhead benchmark (the Java twin of
+// ../work_python.py): 4 compute threads (JSON-like string building and parsing, SHA-256,
+// sorting, integer arithmetic; the same every run), 3 sleeping in short sleeps, 3 blocked on
+// a queue, a lock and a socket. The run ends when the compute threads have done their work.
+// The work is timed from the moment the SDK is profiling and has taken its first sample (or at
+// once without it) to its end;
+// with the SDK, RootTrace.stop() (end the profile, encode, upload) is timed apart.
+//
+// Usage (single-file source launch, JDK 11+; the agent jar on the class path):
+//   java -cp sdk/java/target/roottrace-agent.jar bench/sdk_overhead/work_java/WorkJava.java ROUNDS
+//   java -cp sdk/java/target/roottrace-agent.jar bench/sdk_overhead/work_java/WorkJava.java \
+//        ROUNDS SERVER KEY SERVICE
+// Prints one JSON line: {"sdk", "wall_s", "cpu_s", "stop_wall_s", "stop_cpu_s", "checksum",
+// "sdk_status"}.
+
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+public class WorkJava {
+    static final int COMPUTE = 4;
+    static final int SLEEPERS = 3;
+    static volatile boolean stop;
+
+    static long oneRound(long seed) throws Exception {
+        long check = 0;
+        MessageDigest sha = MessageDigest.getInstance("SHA-256");
+        for (int i = 0; i < 40; i++) {
+            long n = seed * 40 + i;
+            StringBuilder b = new StringBuilder("{\"customer\":\"customer-").append(n % 113)
+                    .append("\",\"id\":").append(n).append(",\"lines\":[");
+            for (int j = 0; j < 20; j++) {
+                b.append(j == 0 ? "" : ",").append("{\"price\":").append(((n * j) % 500) / 10.0 + 0.99)
+                        .append(",\"qty\":").append((n + j) % 7 + 1).append(",\"sku\":\"SKU-")
+                        .append((n * 31 + j) % 997).append("\"}");
+            }
+            String text = b.append("]}").toString();
+            double total = 0;
+            for (String line : text.split("\\{\"price\":")) { // parse it back
+                int q = line.indexOf(",\"qty\":");
+                if (q > 0) {
+                    double price = Double.parseDouble(line.substring(0, q));
+                    int qty = Integer.parseInt(line.substring(q + 7, line.indexOf(',', q + 7)));
+                    total += qty * price;
+                }
+            }
+            check += (long) (total * 100);
+            byte[] d = sha.digest(text.getBytes(StandardCharsets.UTF_8));
+            check += ((d[0] & 0xff) << 16) | ((d[1] & 0xff) << 8) | (d[2] & 0xff);
+            String[] words = text.replace('"', ' ').replace(',', ' ').trim().split("\\s+");
+            Arrays.sort(words);
+            check += String.join("-", words).toUpperCase().length();
+            long x = n;
+            for (int k = 0; k < 300; k++) {
+                x = (x * 1103515245L + 12345 + k) & 0x7FFFFFFF;
+            }
+            check = (check + x) % 1_000_000_007L;
+        }
+        return check;
+    }
+
+    static Thread thread(String name, Runnable r) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    static long processCpuNs() {
+        Object os = ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean
+                ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : -1;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = Integer.parseInt(args[0]);
+        boolean sdk = args.length > 1;
+        if (sdk) {
+            dev.roottrace.RootTrace.start(new dev.roottrace.Options().server(args[1]).key(args[2])
+                    .service(args[3]).version("bench-1"));
+            long deadline = System.nanoTime() + 15_000_000_000L;
+            // Profiling, and the first sample taken: the SDK's one-time start-up (its sampler's
+            // first, cold walk) is not the steady cost the benchmark measures.
+            while (!dev.roottrace.RootTrace.status().status().startsWith("profiling")
+                    || dev.roottrace.RootTrace.status().samples() < 1) {
+                if (System.nanoTime() > deadline) {
+                    System.err.println("SDK not profiling after 15 s: " + dev.roottrace.RootTrace.status());
+                    System.exit(1);
+                }
+                Thread.sleep(10);
+            }
+        }
+        ReentrantLock held = new ReentrantLock();
+        held.lock(); // never released while the run lasts: the lock waiter blocks on it
+        LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+        ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        Socket a = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+        Socket b = listener.accept();
+        long[] out = new long[COMPUTE];
+        List<Thread> workers = new ArrayList<>();
+        for (int i = 0; i < COMPUTE; i++) {
+            int idx = i;
+            workers.add(thread("compute-" + i, () -> {
+                try {
+                    long check = 0;
+                    for (int r = 0; r < rounds; r++) {
+                        check = (check + oneRound(idx * 100_003L + r)) % 1_000_000_007L;
+                    }
+                    out[idx] = check;
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            }));
+        }
+        List<Thread> others = new ArrayList<>();
+        for (int i = 0; i < SLEEPERS; i++) {
+            others.add(thread("sleeper-" + i, () -> {
+                while (!stop) {
+                    try {
+                        Thread.sleep(5);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }));
+        }
+        others.add(thread("queue-waiter", () -> {
+            while (!stop) {
+                try {
+                    queue.poll(50, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }));
+        others.add(thread("lock-waiter", () -> {
+            while (!stop) {
+                try {
+                    if (held.tryLock(50, TimeUnit.MILLISECONDS)) {
+                        held.unlock();
+                    }
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }));
+        others.add(thread("socket-waiter", () -> {
+            try {
+                b.setSoTimeout(50);
+                InputStream in = b.getInputStream();
+                while (!stop) {
+                    try {
+                        in.read();
+                    } catch (SocketTimeoutException e) {
+                        // again
+                    }
+                }
+            } catch (Exception e) {
+                // closed
+            }
+        }));
+        long t0 = System.nanoTime();
+        long c0 = processCpuNs();
+        for (Thread t : others) {
+            t.start();
+        }
+        for (Thread t : workers) {
+            t.start();
+        }
+        for (Thread t : workers) {
+            t.join();
+        }
+        stop = true;
+        for (Thread t : others) {
+            t.join();
+        }
+        double wall = (System.nanoTime() - t0) / 1e9;
+        double cpu = (processCpuNs() - c0) / 1e9;
+        String stopWall = "null";
+        String stopCpu = "null";
+        String status = "null";
+        if (sdk) {
+            long s0 = System.nanoTime();
+            long sc0 = processCpuNs();
+            dev.roottrace.RootTrace.stop(Duration.ofSeconds(5));
+            stopWall = String.valueOf((System.nanoTime() - s0) / 1e9);
+            stopCpu = String.valueOf((processCpuNs() - sc0) / 1e9);
+            status = dev.roottrace.RootTrace.status().toJson();
+        }
+        a.close();
+        b.close();
+        listener.close();
+        long checksum = 0;
+        for (long c : out) {
+            checksum = (checksum + c) % 1_000_000_007L;
+        }
+        System.out.println("{\"sdk\": " + sdk + ", \"wall_s\": " + wall + ", \"cpu_s\": " + cpu
+                + ", \"stop_wall_s\": " + stopWall + ", \"stop_cpu_s\": " + stopCpu
+                + ", \"checksum\": " + checksum + ", \"sdk_status\": " + status + "}");
+    }
+}

@@ -1,0 +1,245 @@
+// End to end against the real server binary: an ingest key, profiling turned on from the
+// API, a child JVM running the built agent (-javaagent), the wall profile it uploads, and
+// the toggle turning it off. Modeled on sdk/python tests/test_e2e.py.
+package dev.roottrace;
+
+import static dev.roottrace.TestSupport.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class EndToEndTest {
+    static final String ADMIN = "e2e-admin-token-0123456789";
+    static final String SERVICE = "e2e-java";
+    static final String BUSY = "dev.roottrace.E2eChild.busyComputeChecksum";
+    static final String SLEEPY = "dev.roottrace.E2eChild.sleepyWaitForIo";
+    final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    static Path repo() {
+        String r = System.getenv("ROOTTRACE_REPO");
+        return (r != null ? Paths.get(r) : Paths.get(System.getProperty("user.dir"), "..", "..")).normalize();
+    }
+
+    static Path serverBinary() {
+        String b = System.getenv("ROOTTRACE_BIN");
+        Path bin = b != null && !b.isEmpty() ? Paths.get(b) : repo().resolve("build/roottrace");
+        if (!Files.isExecutable(bin)) {
+            String msg = "no server binary at " + bin + " (run make -C " + repo() + ")";
+            if ("1".equals(System.getenv("ROOTTRACE_E2E_REQUIRED"))) {
+                fail(msg);
+            }
+            Assumptions.abort(msg);
+        }
+        return bin;
+    }
+
+    /** The agent jar: target/roottrace-agent.jar when built, else one made from the
+     *  compiled classes with the same manifest entries. */
+    static Path agentJar(Path tmp) throws IOException {
+        Path built = Paths.get(System.getProperty("user.dir"), "target", "roottrace-agent.jar");
+        Path classes = Paths.get(System.getProperty("user.dir"), "target", "classes");
+        if (Files.exists(built) && Files.getLastModifiedTime(built).compareTo(
+                Files.getLastModifiedTime(classes.resolve("dev/roottrace/Agent.class"))) >= 0) {
+            return built;
+        }
+        Manifest m = new Manifest();
+        m.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        m.getMainAttributes().putValue("Premain-Class", "dev.roottrace.AgentMain");
+        m.getMainAttributes().putValue("Agent-Class", "dev.roottrace.AgentMain");
+        Path jar = tmp.resolve("roottrace-agent.jar");
+        try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), m);
+                Stream<Path> files = Files.walk(classes)) {
+            for (Path f : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
+                out.putNextEntry(new JarEntry(classes.relativize(f).toString().replace('\\', '/')));
+                out.write(Files.readAllBytes(f));
+                out.closeEntry();
+            }
+        }
+        return jar;
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    HttpResponse<String> call(String method, String url, String body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + ADMIN).header("Content-Type", "application/json");
+        b.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(body));
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> obj(String json) throws Exception {
+        return (Map<String, Object>) Json.parse(json);
+    }
+
+    /** This service's instance in GET /api/v1/services, or null. */
+    @SuppressWarnings("unchecked")
+    Map<String, Object> instance(String url, String name) throws Exception {
+        for (Object s : (List<Object>) Json.parse(call("GET", url + "/api/v1/services", null).body())) {
+            Map<String, Object> svc = (Map<String, Object>) s;
+            if (SERVICE.equals(svc.get("name"))) {
+                for (Object i : (List<Object>) svc.get("instances")) {
+                    if (name.equals(((Map<String, Object>) i).get("instance"))) {
+                        return (Map<String, Object>) i;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void agentProfilesAChildJvmAndTheToggleStopsIt(@TempDir Path tmp) throws Exception {
+        Path bin = serverBinary();
+        int port = freePort();
+        String url = "http://127.0.0.1:" + port;
+        ProcessBuilder pb = new ProcessBuilder(bin.toString(), "serve", "--data", tmp.resolve("data").toString(),
+                "--listen", "127.0.0.1:" + port, "--poll-interval", "1s");
+        pb.environment().put("ROOTTRACE_BOOTSTRAP_TOKEN", ADMIN);
+        pb.redirectErrorStream(true).redirectOutput(tmp.resolve("server.log").toFile());
+        Process server = pb.start();
+        Process child = null;
+        try {
+            assertTrue(waitFor(() -> {
+                try {
+                    return call("GET", url + "/healthz", null).statusCode() == 200;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 20), "server not healthy: " + Files.readString(tmp.resolve("server.log")));
+            HttpResponse<String> k = call("POST", url + "/api/v1/keys", "{\"scope\":\"ingest\",\"name\":\"e2e\"}");
+            assertEquals(201, k.statusCode(), k.body());
+            String key = (String) obj(k.body()).get("key");
+            HttpResponse<String> t = call("PUT", url + "/api/v1/services/" + SERVICE + "/profiling",
+                    "{\"enabled\":true,\"upload_interval_s\":10}");
+            assertEquals(200, t.statusCode(), t.body());
+
+            String javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+            List<String> cmd = new ArrayList<>(List.of(javaBin,
+                    "-javaagent:" + agentJar(tmp) + "=service=" + SERVICE + ",server=" + url + ",version=1.2.3",
+                    "-cp", Paths.get(System.getProperty("user.dir"), "target", "test-classes").toString(),
+                    "dev.roottrace.E2eChild"));
+            ProcessBuilder cb = new ProcessBuilder(cmd);
+            cb.environment().put("ROOTTRACE_KEY", key); // the key from the environment
+            cb.redirectError(tmp.resolve("child.err").toFile());
+            child = cb.start();
+            java.io.BufferedReader childOut = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+            String first = childOut.readLine(); // "started <instance>"
+            assertTrue(first != null && first.startsWith("started "), String.valueOf(first));
+            String inst = first.substring("started ".length()).trim();
+
+            // An upload arrives (upload interval clamped at 10 s) with the busy frame in it.
+            String profileUrl = url + "/api/v1/profile?service=" + SERVICE + "&type=wall";
+            Map<String, Object>[] prof = new Map[1];
+            assertTrue(waitFor(() -> {
+                try {
+                    prof[0] = obj(call("GET", profileUrl, null).body());
+                    return ((Number) prof[0].get("profiles")).longValue() >= 1;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 25), "no profile: " + prof[0] + " child: " + Files.readString(tmp.resolve("child.err")));
+            assertEquals("wall", prof[0].get("type"));
+            List<String> names = new ArrayList<>();
+            for (Object f : (List<Object>) prof[0].get("functions")) {
+                names.add((String) ((Map<String, Object>) f).get("name"));
+            }
+            assertTrue(names.contains(BUSY), names.toString());
+            assertTrue(names.contains(SLEEPY), names.toString());
+            for (String n : names) {
+                assertFalse(n.startsWith("java.lang.ref.Reference") || n.startsWith("java.lang.ref.Finalizer"), n);
+                assertFalse(n.startsWith("dev.roottrace.") && !n.startsWith("dev.roottrace.E2eChild"), n);
+                assertFalse(n.startsWith("jdk.internal.net.http."), n); // the SDK's HTTP threads
+            }
+            assertEquals(Json.NULL, prof[0].get("capacity")); // wall: no vCPU-hours
+            Map<String, Object> i = instance(url, inst);
+            assertEquals("java", i.get("runtime"));
+            assertEquals("0.1.0", i.get("sdk_version"));
+            assertEquals("profiling", i.get("status"));
+
+            // Toggle off: the SDK says disabled and uploads nothing more.
+            t = call("PUT", url + "/api/v1/services/" + SERVICE + "/profiling", "{\"enabled\":false}");
+            assertEquals(200, t.statusCode(), t.body());
+            assertTrue(waitFor(() -> {
+                try {
+                    return "disabled".equals(instance(url, inst).get("status"));
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 6), "status: " + instance(url, inst));
+            long n0 = ((Number) obj(call("GET", profileUrl, null).body()).get("profiles")).longValue();
+            TestSupport.sleep(2.5);
+            long n1 = ((Number) obj(call("GET", profileUrl, null).body()).get("profiles")).longValue();
+            assertEquals(n0, n1);
+
+            // stdin closed: the child exits, its shutdown hook within the 5 s flush bound.
+            OutputStream in = child.getOutputStream();
+            in.close();
+            long t0 = System.nanoTime();
+            assertTrue(child.waitFor(8, TimeUnit.SECONDS));
+            assertTrue(TestSupport.since(t0) < 6.5);
+            assertEquals(0, child.exitValue(), Files.readString(tmp.resolve("child.err")));
+            String out = childOut.lines().collect(java.util.stream.Collectors.joining("\n"));
+            assertTrue(out.contains("\"profiles_sent\":") && out.contains("\"profiles_dropped\":0"), out);
+            System.out.println("e2e: " + names.size() + " functions; " + out.trim());
+        } finally {
+            if (child != null) {
+                child.destroyForcibly();
+            }
+            server.destroy();
+            if (!server.waitFor(10, TimeUnit.SECONDS)) {
+                server.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
+    void badAgentArgumentsNeverStopTheApplication(@TempDir Path tmp) throws Exception {
+        String javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(javaBin, "-javaagent:" + agentJar(tmp) + "=service=x,bogus",
+                "-cp", Paths.get(System.getProperty("user.dir"), "target", "test-classes").toString(),
+                "dev.roottrace.E2eChild").redirectError(tmp.resolve("err").toFile()).start();
+        p.getOutputStream().close();
+        assertTrue(p.waitFor(20, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue());
+        List<String> err = Files.readAllLines(tmp.resolve("err"));
+        assertEquals(1, err.size(), err.toString());
+        assertTrue(err.get(0).startsWith("roottrace: agent not started: error: agent argument without name=value: bogus"),
+                err.get(0));
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(out.contains("final {\"status\":\"error: "), out);
+    }
+}
