@@ -2,7 +2,7 @@
 self-hosted RootTrace server while an operator has profiling turned on for the service.
 
     import roottrace
-    roottrace.start(server="http://roottrace:4318", key="rt_...", service="shop",
+    roottrace.start(server="http://roottrace:4040", key="rt_...", service="shop",
                     version="1.4.2")
     ...
     roottrace.stop()

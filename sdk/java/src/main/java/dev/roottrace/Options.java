@@ -9,7 +9,7 @@ import java.util.Locale;
  * A fluent builder; every setter returns {@code this}.
  *
  * <pre>
- * RootTrace.start(new Options().server("http://roottrace:4318").key(System.getenv("RT_KEY"))
+ * RootTrace.start(new Options().server("http://roottrace:4040").key(System.getenv("RT_KEY"))
  *         .service("checkout").version("1.4.2"));
  * </pre>
  */
@@ -25,7 +25,7 @@ public final class Options {
     public Options() {
     }
 
-    /** The server's base URL, e.g. {@code http://roottrace:4318} (http or https). */
+    /** The server's base URL, e.g. {@code http://roottrace:4040} (http or https). */
     public Options server(String url) {
         this.server = url;
         return this;
@@ -57,7 +57,7 @@ public final class Options {
 
     /**
      * Options from a java agent argument string,
-     * {@code service=checkout,server=http://host:4318,key=rt_...,version=1.2,instance=a}.
+     * {@code service=checkout,server=http://host:4040,key=rt_...,version=1.2,instance=a}.
      * Lenient: names are case-insensitive, blanks around names and values and empty items are
      * ignored, values may be quoted. Never throws: an item it cannot read (an unknown name, a
      * missing '=', a name given twice) makes options that never start, whose status says why.

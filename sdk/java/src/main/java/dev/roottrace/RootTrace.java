@@ -8,14 +8,14 @@ import java.time.Duration;
  * self-hosted RootTrace server while an operator has profiling turned on for the service.
  *
  * <pre>
- * RootTrace.start(new Options().server("http://roottrace:4318").key("rt_...")
+ * RootTrace.start(new Options().server("http://roottrace:4040").key("rt_...")
  *         .service("checkout").version("1.4.2"));
  * ...
  * RootTrace.stop(Duration.ofSeconds(5));
  * </pre>
  *
  * Or with no code change: {@code java -javaagent:roottrace-agent.jar=service=checkout,
- * server=http://roottrace:4318,key=rt_... -jar app.jar}.
+ * server=http://roottrace:4040,key=rt_... -jar app.jar}.
  *
  * <p>Nothing here throws into the application: problems show in {@link #status()}. The SDK
  * runs on daemon threads of its own and flushes at JVM exit (at most 5 s).
