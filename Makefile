@@ -36,7 +36,7 @@ srcs = $(wildcard server/src/$(1)/*.c)
 objs = $(patsubst server/src/%.c,$(BUILD)/obj/%.o,$(call srcs,$(1)))
 libs_of = $(foreach m,$(LIBS_$(1)),$(call lib,$(m)))
 
-.PHONY: all test unit unit-san integration demo demo-files bench clean deps
+.PHONY: all test unit unit-san integration test-clickhouse demo demo-files bench clean deps
 all: $(BUILD)/roottrace
 
 deps:
@@ -74,6 +74,12 @@ unit-san:
 
 integration: $(BUILD)/roottrace
 	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -p no:cacheprovider tests/integration
+
+# The conformance suite against ClickHouse (docs/internals/clickhouse.md): the store's unit tests
+# and the integration tests on a private clickhouse-server that scripts/clickhouse.sh starts.
+STORE_UNIT_BINS = $(filter $(BUILD)/tests/store/%,$(UNIT_BINS))
+test-clickhouse: $(BUILD)/roottrace $(STORE_UNIT_BINS)
+	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) scripts/test-clickhouse.sh $(STORE_UNIT_BINS)
 
 test: deps
 	$(MAKE) all

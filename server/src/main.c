@@ -11,7 +11,8 @@ static int usage(void)
     fprintf(stderr,
             "roottrace: a self-hosted continuous profiler\n\n"
             "usage: roottrace COMMAND [options]\n\n"
-            "  serve   [--data DIR] [--listen HOST:PORT] [--retention 30d] [--poll-interval 10s]\n"
+            "  serve   [--data DIR | --store URI] [--listen HOST:PORT] [--retention 30d]\n"
+            "          [--poll-interval 10s]\n"
             "  ingest  FILE... --service S [--type cpu|wall] [--at TIME] [--duration D]\n"
             "  top     --service S --type T [--from T --to T] [--limit N]\n"
             "  diff    --service S --type T --at TIME [--window 10m] | --issue ID\n"
@@ -21,8 +22,9 @@ static int usage(void)
             "  key     create --scope admin|read|ingest [--service S] | list | revoke ID\n"
             "  profiling on|off --service S [--type cpu|wall] [--sampling-interval-us N]\n"
             "  health  [--url URL]\n\n"
-            "Every command but serve and health works on --data DIR (default ./roottrace-data)\n"
-            "or on a running server (--server URL, token in ROOTTRACE_TOKEN); --json prints\n"
+            "Every command but serve and health works on --data DIR (default ./roottrace-data),\n"
+            "on --store URI (sqlite:PATH or clickhouse:http://HOST:8123/DB), or on a running\n"
+            "server (--server URL, token in ROOTTRACE_TOKEN); --json prints\n"
             "the API's JSON. Times are RFC 3339 or Unix seconds; durations 90s, 10m, 1h.\n");
     return 2;
 }

@@ -1,5 +1,11 @@
 """Starts the real roottrace binary on a free port with a temporary data directory, and
-gives tests a small HTTP client for it."""
+gives tests a small HTTP client for it.
+
+With ROOTTRACE_TEST_STORE=clickhouse:http://HOST:PORT (scripts/clickhouse.sh start prints
+the URL) every server and every CLI call working on a data directory uses instead a
+ClickHouse database of its own, named after that directory, so that the same tests check
+both backends; tests that are inherently SQLite's are marked sqlite_only."""
+import hashlib
 import json
 import os
 import socket
@@ -15,6 +21,28 @@ BIN = os.environ.get("ROOTTRACE_BIN", os.path.abspath("build/roottrace"))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
 ADMIN_TOKEN = "rt_test_admin_token_0123456789abcdef"
+TEST_STORE = os.environ.get("ROOTTRACE_TEST_STORE", "")
+CLICKHOUSE = TEST_STORE.startswith("clickhouse:")
+
+
+def sqlite_only(reason):
+    """Marks a test that checks something only the SQLite backend has."""
+    return pytest.mark.skipif(CLICKHOUSE, reason=f"SQLite only: {reason}")
+
+
+def store_uri(data_dir):
+    """The --store URI standing for a data directory under ClickHouse (None under SQLite):
+    a database named after the directory, the same one whenever it is reopened."""
+    if not CLICKHOUSE:
+        return None
+    digest = hashlib.sha1(os.path.abspath(str(data_dir)).encode()).hexdigest()[:20]
+    return f"{TEST_STORE.rstrip('/')}/rt_it_{digest}"
+
+
+def store_args(data_dir):
+    """Arguments naming the store of a data directory: --data DIR (and --store URI)."""
+    uri = store_uri(data_dir)
+    return ["--data", str(data_dir), *(["--store", uri] if uri else [])]
 
 
 def free_port():
@@ -36,9 +64,12 @@ class Response:
 class Server:
     """A running `roottrace serve`; restartable on the same data directory."""
 
-    def __init__(self, data_dir, extra_args=("--retention", "3650d"), token=ADMIN_TOKEN):
-        """Tests use fixed times in 2025: the default retention keeps them."""
+    def __init__(self, data_dir, extra_args=("--retention", "3650d"), token=ADMIN_TOKEN,
+                 store=None):
+        """Tests use fixed times in 2025: the default retention keeps them. store: a --store
+        URI shared with other servers (nodes of one ClickHouse database)."""
         self.data_dir = str(data_dir)
+        self.store = store
         self.extra_args = list(extra_args)
         self.token = token  # sent as the bearer key unless a request says otherwise
         self.proc = None
@@ -49,7 +80,9 @@ class Server:
         self.port = free_port()
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [BIN, "serve", "--data", self.data_dir, "--listen", f"127.0.0.1:{self.port}",
+            [BIN, "serve", *(["--data", self.data_dir, "--store", self.store] if self.store
+                             else store_args(self.data_dir)),
+             "--listen", f"127.0.0.1:{self.port}",
              *self.extra_args], stdout=self.log, stderr=self.log,
             env={**os.environ, "ROOTTRACE_BOOTSTRAP_TOKEN": ADMIN_TOKEN})
         deadline = time.monotonic() + 20
@@ -138,7 +171,11 @@ def server(tmp_path):
 
 
 def cli(*args, check=True, env=None):
-    """Runs the roottrace CLI; returns CompletedProcess with text output."""
+    """Runs the roottrace CLI; returns CompletedProcess with text output. Under ClickHouse,
+    --data DIR also names DIR's database (--store)."""
+    args = list(args)
+    if CLICKHOUSE and "--data" in args[:-1]:
+        args += ["--store", store_uri(args[args.index("--data") + 1])]
     r = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "ROOTTRACE_TOKEN": ADMIN_TOKEN, **(env or {})})
     if check and r.returncode != 0:

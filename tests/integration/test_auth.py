@@ -8,7 +8,7 @@ import time
 import pytest
 
 import pprof_build as pb
-from conftest import BIN, Server, free_port
+from conftest import BIN, Server, free_port, sqlite_only
 
 T = 1764460800
 S = 10**9
@@ -108,6 +108,7 @@ def test_bad_scope_is_refused(server):
     assert r.status == 400
 
 
+@sqlite_only("reads the database file and the data directory's mode")
 def test_bootstrap_token_shown_once_and_stored_hashed(tmp_path):
     data = tmp_path / "data"
     port = free_port()

@@ -1,6 +1,6 @@
 /* The store interface (DESIGN §8): profiles as aggregated (stack, samples, value) rows with
  * interned frames and stacks, plus services, instances, liveness, deploys and issues.
- * One interface, backends behind it (SQLite now, ClickHouse later); nothing outside store/
+ * One interface, two backends behind it (SQLite, ClickHouse); nothing outside store/
  * names a backend. All functions are safe to call from several threads at once; uploads and
  * queries run concurrently. Times are Unix nanoseconds. */
 #ifndef RT_STORE_H
@@ -15,10 +15,19 @@
 
 struct rt_store;
 
-/* Opens (creating if needed) a store. uri is "sqlite:PATH" (PATH a file) or a directory,
- * in which case the SQLite file is DIR/roottrace.db (DIR created with mode 0700).
+/* Opens (creating if needed) a store. uri is "sqlite:PATH" (PATH a file), a directory, in
+ * which case the SQLite file is DIR/roottrace.db (DIR created with mode 0700), or
+ * "clickhouse:http://HOST:PORT/DB[?settings]" (the database and its tables are created or
+ * migrated; settings are passed to every request, docs/internals/clickhouse.md).
  * Returns NULL with err set on failure. */
 struct rt_store *rt_store_open(const char *uri, struct rt_error *err);
+
+/* True when other processes share the store's state and change it behind this one's back
+ * (ClickHouse: several nodes); the control plane then re-reads its state every second. */
+bool rt_store_is_shared(const struct rt_store *s);
+
+/* True when uri names a store that is not a local file or directory (clickhouse:...). */
+bool rt_store_uri_is_remote(const char *uri);
 
 /* Closes the store; accepts NULL. */
 void rt_store_free(struct rt_store *s);
@@ -29,8 +38,11 @@ struct rt_store_put_result {
     bool duplicate;  /* its (profile_id, type) was already stored: nothing was added */
 };
 
-/* Stores profiles in one transaction, durable (synchronous=FULL) when this returns 0.
- * A profile whose (profile_id, type) is stored already is not stored again. Registers
+/* Stores profiles in one transaction, durable (synchronous=FULL) when this returns 0
+ * (ClickHouse: written by INSERTs shared with concurrent uploads before this returns; no
+ * transaction, see docs/internals/clickhouse.md). A profile whose (profile_id, type) is
+ * stored already is not stored again (ClickHouse: looked up in its service; a concurrent
+ * twin is stored but read once). Registers
  * the service and instance (runtime, versions, last_seen = now) and records an observed
  * deploy when an instance reports a version the service has not reported before (at = the
  * profile's start). A profile's own start and end are liveness evidence that the query
@@ -79,7 +91,38 @@ typedef int (*rt_store_profile_cb)(void *ud, const struct rt_profile_meta *m,
 int rt_store_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
                   void *ud, struct rt_error *err);
 
-/* The frames of a stack, root first, as frame ids (*frames valid until the store is freed).
+/* A window aggregated by the store itself (ClickHouse: GROUP BY in the database rather
+ * than every row to the client). Each profile is weighted by w = its overlap with
+ * [f->from_ns, f->to_ns) divided by its duration (1 when its duration is unknown or 0 and it
+ * starts inside; DESIGN §6); profiles of weight 0 are left out, rows with neither samples nor
+ * value too. Called in this order; a non-zero return stops the scan with that value. */
+struct rt_store_window_cb {
+    /* Once per profile, ordered by time_ns: its metadata, w, and its weighted samples and
+     * value (sums over its rows of samples x w and value x w). */
+    int (*profile)(void *ud, const struct rt_profile_meta *m, double weight, double samples,
+                   double value_ns);
+    /* Once per stack: its weighted samples and value summed over the profiles. */
+    int (*stack)(void *ud, uint32_t stack_id, double samples, double value_ns);
+    /* Once per (instance, leaf frame): the weighted value of the stacks ending in it. */
+    int (*instance_leaf)(void *ud, const char *instance, uint32_t frame_id, double value_ns);
+    /* Once per leaf frame: sum over profiles with weighted samples n > 0 of x^2 / n, x the
+     * profile's weighted samples of the stacks ending in it (DESIGN §6, overdispersion). */
+    int (*leaf_s2)(void *ud, uint32_t frame_id, double s2);
+};
+
+/* True when the backend aggregates windows itself (rt_store_scan_window); otherwise the
+ * caller aggregates rt_store_scan's rows (SQLite). */
+bool rt_store_aggregates(const struct rt_store *s);
+
+/* Aggregates the profiles that the filter selects (as rt_store_scan would yield them) into
+ * cb's calls. Returns 0, a callback's non-zero value, RT_EINVAL when the backend does not
+ * aggregate, RT_EIO or RT_ENOMEM. */
+int rt_store_scan_window(struct rt_store *s, const struct rt_store_filter *f,
+                         const struct rt_store_window_cb *cb, void *ud, struct rt_error *err);
+
+/* Frame and stack ids are this process's handles, valid while the store is open (ClickHouse
+ * keeps 64-bit content hashes and maps them to these; docs/internals/clickhouse.md).
+ * The frames of a stack, root first, as frame ids (*frames valid until the store is freed).
  * Returns 0 or RT_ENOTFOUND. */
 int rt_store_stack(struct rt_store *s, uint32_t stack_id, const uint32_t **frames, size_t *depth);
 
@@ -147,10 +190,11 @@ int rt_store_scan_instances(struct rt_store *s, const char *service, rt_store_in
                             void *ud, struct rt_error *err);
 
 /* Deletes profiles that ended before cutoff_ns, and polls older than it, in bounded
- * batches. Sets *deleted (may be NULL) to the number of profiles removed. */
+ * batches (ClickHouse: whole month partitions whose newest profile ended by the cutoff).
+ * Sets *deleted (may be NULL) to the number of profiles removed. */
 int rt_store_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err);
 
-/* Bytes the store uses on disk (database and its WAL). */
+/* Bytes the store uses on disk (database and its WAL; ClickHouse: the database's parts). */
 int64_t rt_store_disk_bytes(struct rt_store *s);
 
 /* Number of stored profiles (for /metrics and tests). */

@@ -40,7 +40,7 @@ int rt__cli_parse(struct cli *c, int argc, char **argv, const char *spec)
             return -1;
         const char *key = a + 2, *eq = strchr(key, '=');
         size_t klen = eq ? (size_t)(eq - key) : strlen(key);
-        int kind = spec_kind("server data", key, klen);
+        int kind = spec_kind("server data store", key, klen);
         if (!kind)
             kind = spec_kind(spec ? spec : "", key, klen);
         if (!kind) {
@@ -53,7 +53,7 @@ int rt__cli_parse(struct cli *c, int argc, char **argv, const char *spec)
                     fprintf(stderr, " --%.*s", (int)n, p);
                 p += n;
             }
-            fprintf(stderr, " --server --data\n");
+            fprintf(stderr, " --server --data --store\n");
             return -1;
         }
         c->keys[c->nkeys] = key;
@@ -72,7 +72,8 @@ int rt__cli_parse(struct cli *c, int argc, char **argv, const char *spec)
         c->nkeys++;
     }
     c->server = rt__cli_opt(c, "server", NULL);
-    c->data = rt__cli_opt(c, "data", "./roottrace-data");
+    /* --store URI (sqlite:PATH, clickhouse:http://HOST:PORT/DB) names the store itself */
+    c->data = rt__cli_opt(c, "store", rt__cli_opt(c, "data", "./roottrace-data"));
     c->json = rt__cli_has(c, "json");
     return 0;
 }
@@ -192,7 +193,8 @@ void rt__cli_call(struct cli *c, const char *method, const char *path,
     if (!c->store) {
         struct rt_error err = {0};
         struct stat st;
-        if (strcmp(method, "GET") == 0 && stat(c->data, &st) != 0) {
+        if (strcmp(method, "GET") == 0 && !rt_store_uri_is_remote(c->data) &&
+            stat(c->data, &st) != 0) {
             fprintf(stderr, "roottrace: no data directory at %s: pass --data DIR (where the "
                             "server keeps its data) or --server URL\n", c->data);
             memset(resp, 0, sizeof(*resp));
@@ -211,7 +213,7 @@ void rt__cli_call(struct cli *c, const char *method, const char *path,
             return;
         }
         rt_api_ctx_init(&c->api, c->store, c->control);
-        c->api.data_dir = c->data;
+        c->api.data_dir = rt_store_uri_is_remote(c->data) ? NULL : c->data;
         c->api.trusted = true;
     }
     struct rt_api_req req = {.method = method, .path = path, .params = params,

@@ -20,7 +20,7 @@ struct cli {
     const char *pos[CLI_MAX_ARGS];
     size_t npos;
     const char *server;        /* --server URL or NULL */
-    const char *data;          /* --data DIR (default ./roottrace-data) */
+    const char *data;          /* --store URI, else --data DIR (default ./roottrace-data) */
     bool json;                 /* --json: print the API's JSON */
     struct rt_store *store;    /* opened lazily for local mode */
     struct rt_control *control; /* with store, for keys and toggles in local mode */

@@ -1,4 +1,5 @@
-/* `roottrace serve`: the server with SQLite under --data, until SIGTERM or SIGINT. */
+/* `roottrace serve`: the server with SQLite under --data (or the store --store names, e.g.
+ * clickhouse:http://HOST:8123/DB), until SIGTERM or SIGINT. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,8 @@ int rt__cli_serve(int argc, char **argv)
     struct rt_server_opts opts = {0};
     struct rt_error err = {0};
     opts.listen = rt__cli_opt(&c, "listen", "127.0.0.1:4040");
-    opts.data_dir = c.data;
+    /* a remote store's disk is not ours to watch (uploads' disk-full check) */
+    opts.data_dir = rt_store_uri_is_remote(c.data) ? NULL : c.data;
     if (rt_duration_parse(rt__cli_opt(&c, "retention", "30d"), &opts.retention_ns)) {
         fprintf(stderr, "roottrace: --retention must be a duration such as 30d\n");
         return 2;

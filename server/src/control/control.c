@@ -205,6 +205,7 @@ json_t *rt_control_set_profiling(struct rt_control *c, const char *service,
         return NULL;
     pthread_rwlock_wrlock(&c->lock);
     int rc = put_service(c, service, cfg);
+    c->gen++;
     void (*fn)(void *, const char *) = c->on_change;
     void *ud = c->on_change_ud;
     pthread_rwlock_unlock(&c->lock);
@@ -223,6 +224,104 @@ json_t *rt_control_set_profiling(struct rt_control *c, const char *service,
         fn(ud, service);
     return json_pack("{s:s, s:b, s:o}", "name", service, "profiling_enabled", cfg->enabled,
                      "config", overrides_json(cfg));
+}
+
+/* Service configs as read from the store by a refresh. */
+struct config_list {
+    char **names;
+    struct rt_service_config *cfgs;
+    size_t n, cap;
+};
+
+static int collect_config(void *ud, const char *name, const struct rt_service_config *cfg)
+{
+    struct config_list *l = ud;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        char **names = realloc(l->names, cap * sizeof(*names));
+        if (!names)
+            return RT_ENOMEM;
+        l->names = names;
+        struct rt_service_config *cfgs = realloc(l->cfgs, cap * sizeof(*cfgs));
+        if (!cfgs)
+            return RT_ENOMEM;
+        l->cfgs = cfgs;
+        l->cap = cap;
+    }
+    if (!(l->names[l->n] = strdup(name)))
+        return RT_ENOMEM;
+    l->cfgs[l->n++] = *cfg;
+    return 0;
+}
+
+static bool config_equal(const struct rt_service_config *a, const struct rt_service_config *b)
+{
+    return a->enabled == b->enabled && strcmp(a->type, b->type) == 0 &&
+           a->sampling_interval_us == b->sampling_interval_us &&
+           a->upload_interval_s == b->upload_interval_s;
+}
+
+/* Applies configs read by a refresh; names of the services that changed are moved to the
+ * front of l (their count in *nchanged). Caller holds the write lock. */
+static int apply_configs(struct rt_control *c, struct config_list *l, size_t *nchanged)
+{
+    *nchanged = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        /* an unknown service has the zero config (rt_control_service_config) */
+        static const struct rt_service_config none;
+        const struct rt__control_service *svc = find_service(c, l->names[i]);
+        if (config_equal(svc ? &svc->cfg : &none, &l->cfgs[i]))
+            continue;
+        int rc = put_service(c, l->names[i], &l->cfgs[i]);
+        if (rc)
+            return rc;
+        char *t = l->names[*nchanged];
+        l->names[(*nchanged)++] = l->names[i];
+        l->names[i] = t;
+    }
+    return 0;
+}
+
+int rt__control_refresh(struct rt_control *c, struct rt_error *err)
+{
+    pthread_rwlock_rdlock(&c->lock);
+    uint64_t gen = c->gen;
+    pthread_rwlock_unlock(&c->lock);
+    struct config_list l = {0};
+    struct rt__control_keyset ks = {0};
+    size_t nchanged = 0;
+    int rc = rt_store_scan_service_configs(c->store, collect_config, &l, err);
+    if (rc == RT_ENOMEM)
+        rt_error_set(err, rc, "out of memory reading service configs");
+    if (!rc)
+        rc = rt__control_read_keys(c, &ks, err);
+    void (*fn)(void *, const char *) = NULL;
+    void *ud = NULL;
+    if (!rc) {
+        pthread_rwlock_wrlock(&c->lock);
+        if (c->gen == gen) { /* else a local change raced the reads: next second */
+            rc = apply_configs(c, &l, &nchanged);
+            free(c->keys);
+            c->keys = ks.keys;
+            c->nkeys = ks.n;
+            c->cap_keys = ks.cap;
+            ks.keys = NULL;
+        }
+        fn = c->on_change;
+        ud = c->on_change_ud;
+        pthread_rwlock_unlock(&c->lock);
+        if (rc)
+            rt_error_set(err, rc, "out of memory applying service configs");
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        if (fn && i < nchanged)
+            fn(ud, l.names[i]);
+        free(l.names[i]);
+    }
+    free(l.names);
+    free(l.cfgs);
+    free(ks.keys);
+    return rc;
 }
 
 int rt_control_audit(struct rt_control *c, const struct rt_principal *by, const char *action,

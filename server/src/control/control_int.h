@@ -32,6 +32,8 @@ struct rt_control {
     size_t nservices, cap_services;
     void (*on_change)(void *ud, const char *service);
     void *on_change_ud;
+    uint64_t gen;                       /* bumped by each local change of keys or services
+                                         * (under lock): a refresh read before it is dropped */
 
     /* Poll writer: polls queue here and a thread writes them each second. */
     pthread_mutex_t poll_mu;
@@ -46,6 +48,22 @@ struct rt_control {
 
 /* Loads keys from the store into c (called once at start). */
 int rt__control_load_keys(struct rt_control *c, struct rt_error *err);
+
+/* Keys as read from the store, before they replace the ones in memory. */
+struct rt__control_keyset {
+    struct rt__control_key *keys;
+    size_t n, cap;
+};
+
+/* Reads every key from the store into ks (caller frees ks->keys). */
+int rt__control_read_keys(struct rt_control *c, struct rt__control_keyset *ks,
+                          struct rt_error *err);
+
+/* Re-reads service configs and keys from a shared store (ClickHouse: another node may have
+ * changed them), replaces the ones in memory unless a local change came in meanwhile, and
+ * notifies held polls of each service whose config changed. Run each second by the poll
+ * writer thread when rt_store_is_shared (DESIGN §5: every node notices within 1 s). */
+int rt__control_refresh(struct rt_control *c, struct rt_error *err);
 
 /* Starts / stops the poll writer thread. */
 int rt__control_polls_start(struct rt_control *c, struct rt_error *err);

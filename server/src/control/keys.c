@@ -38,18 +38,18 @@ static void hash_token(const char *token, uint8_t out[32])
     crypto_generichash(out, 32, (const unsigned char *)token, strlen(token), NULL, 0);
 }
 
-static int key_cb(void *ud, const struct rt_key *k)
+/* Appends k to ks; 0 or RT_ENOMEM. */
+static int keyset_add(struct rt__control_keyset *ks, const struct rt_key *k)
 {
-    struct rt_control *c = ud;
-    if (c->nkeys == c->cap_keys) {
-        size_t cap = c->cap_keys ? c->cap_keys * 2 : 16;
-        struct rt__control_key *keys = realloc(c->keys, cap * sizeof(*keys));
+    if (ks->n == ks->cap) {
+        size_t cap = ks->cap ? ks->cap * 2 : 16;
+        struct rt__control_key *keys = realloc(ks->keys, cap * sizeof(*keys));
         if (!keys)
             return RT_ENOMEM;
-        c->keys = keys;
-        c->cap_keys = cap;
+        ks->keys = keys;
+        ks->cap = cap;
     }
-    struct rt__control_key *m = &c->keys[c->nkeys++];
+    struct rt__control_key *m = &ks->keys[ks->n++];
     memset(m, 0, sizeof(*m));
     m->id = k->id;
     m->scope = rt__control_scope_parse(k->scope);
@@ -61,11 +61,34 @@ static int key_cb(void *ud, const struct rt_key *k)
     return 0;
 }
 
+static int key_cb(void *ud, const struct rt_key *k)
+{
+    return keyset_add(ud, k);
+}
+
+int rt__control_read_keys(struct rt_control *c, struct rt__control_keyset *ks,
+                          struct rt_error *err)
+{
+    memset(ks, 0, sizeof(*ks));
+    int rc = rt_store_scan_keys(c->store, key_cb, ks, err);
+    if (rc == RT_ENOMEM)
+        rt_error_set(err, RT_ENOMEM, "out of memory reading keys");
+    return rc < 0 ? rc : 0;
+}
+
 int rt__control_load_keys(struct rt_control *c, struct rt_error *err)
 {
-    c->nkeys = 0;
-    int rc = rt_store_scan_keys(c->store, key_cb, c, err);
-    return rc < 0 ? rc : 0;
+    struct rt__control_keyset ks;
+    int rc = rt__control_read_keys(c, &ks, err);
+    if (rc) {
+        free(ks.keys);
+        return rc;
+    }
+    free(c->keys);
+    c->keys = ks.keys;
+    c->nkeys = ks.n;
+    c->cap_keys = ks.cap;
+    return 0;
 }
 
 /* Stores a key with this token's hash and caches it; *id receives its id. Caller holds no lock. */
@@ -83,7 +106,12 @@ static int add_key(struct rt_control *c, enum rt_scope scope, const char *servic
     if (rc)
         return rc;
     pthread_rwlock_wrlock(&c->lock);
-    rc = key_cb(c, &k);
+    struct rt__control_keyset ks = {c->keys, c->nkeys, c->cap_keys};
+    rc = keyset_add(&ks, &k);
+    c->keys = ks.keys;
+    c->nkeys = ks.n;
+    c->cap_keys = ks.cap;
+    c->gen++;
     pthread_rwlock_unlock(&c->lock);
     if (rc)
         return rt_error_set(err, rc, "out of memory");
@@ -264,6 +292,7 @@ int rt_control_revoke_key(struct rt_control *c, int64_t id, const struct rt_prin
     for (size_t i = 0; i < c->nkeys; i++)
         if (c->keys[i].id == id)
             c->keys[i].revoked_at_ns = now;
+    c->gen++;
     pthread_rwlock_unlock(&c->lock);
     char idtxt[32];
     snprintf(idtxt, sizeof(idtxt), "%lld", (long long)id);

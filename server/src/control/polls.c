@@ -1,6 +1,7 @@
 /* SDK polls leave the request path at once: they queue here, and one thread writes them to
  * the store in a batch each second (DESIGN §5: slow work never runs on the thread that
- * answers polls). */
+ * answers polls). On a shared store (ClickHouse) the same thread re-reads service configs
+ * and keys each second, so that a change made on another node is seen within the second. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,9 @@ static void *writer(void *arg)
         struct rt_error err = {0};
         if (rt_control_flush_polls(c, &err))
             rt_log(RT_LOG_WARN, "writing SDK polls failed: %s", err.msg);
+        if (rt_store_is_shared(c->store) && rt__control_refresh(c, &err))
+            rt_log(RT_LOG_WARN, "re-reading the control plane from the store failed: %s",
+                   err.msg);
         pthread_mutex_lock(&c->poll_mu);
     }
     pthread_mutex_unlock(&c->poll_mu);

@@ -1,6 +1,7 @@
 /* Window aggregation (DESIGN §6): each profile weighted by its overlap with the window, its
  * rows summed per distinct stack, then the stacks expanded to functions once (self by the
- * leaf frame, total once per stack). Functions are keyed by frame id; names come last. */
+ * leaf frame, total once per stack). Functions are keyed by frame id; names come last. A
+ * store that aggregates by itself (ClickHouse) hands over the sums instead of the rows. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -373,6 +374,62 @@ static int scan_profile_cb(void *ud, const struct rt_profile_meta *m,
     return rt__query_add_profile(u->c, u->k, m, rows, nrows);
 }
 
+/* ---- windows the store aggregated itself (rt_store_scan_window): the same context state
+ * as rt__query_add_profile builds row by row ---- */
+
+static int agg_profile(void *ud, const struct rt_profile_meta *m, double weight, double n_i,
+                       double v_i)
+{
+    struct scan_ud *u = ud;
+    struct rt__query_win *w = &u->c->win[u->k];
+    uint32_t inst;
+    int rc = rt_intern_get(&u->c->insts, rt_str_from(m->instance ? m->instance : ""), &inst);
+    if (!rc)
+        rc = rt_array_grow((void **)&w->profs, &w->cap_profs, w->nprofs + 1, sizeof(*w->profs));
+    if (rc)
+        return rc;
+    add_meta(w, m, weight, n_i, v_i);
+    w->profs[w->nprofs++] = (struct rt__query_prof){inst, m->time_ns, m->duration_ns, v_i};
+    return 0;
+}
+
+static int agg_stack(void *ud, uint32_t stack_id, double samples, double value_ns)
+{
+    struct scan_ud *u = ud;
+    uint32_t si;
+    int rc = stack_index(u->c, stack_id, &si);
+    if (rc)
+        return rc;
+    u->c->stacks[si].samples[u->k] += samples;
+    u->c->stacks[si].value[u->k] += value_ns;
+    return 0;
+}
+
+static int agg_instance_leaf(void *ud, const char *instance, uint32_t frame_id, double value_ns)
+{
+    struct scan_ud *u = ud;
+    if (u->c->type != RT_PTYPE_CPU || value_ns == 0)
+        return 0;
+    uint32_t inst, fn;
+    int rc = rt_intern_get(&u->c->insts, rt_str_from(instance ? instance : ""), &inst);
+    if (!rc)
+        rc = fn_index(u->c, frame_id, &fn);
+    return rc ? rc : add_instfn(u->c, u->k, inst, fn, value_ns);
+}
+
+static int agg_leaf_s2(void *ud, uint32_t frame_id, double s2)
+{
+    struct scan_ud *u = ud;
+    uint32_t fn;
+    int rc = fn_index(u->c, frame_id, &fn);
+    if (!rc)
+        u->c->fns[fn].s2[u->k] += s2;
+    return rc;
+}
+
+static const struct rt_store_window_cb window_cbs = {agg_profile, agg_stack, agg_instance_leaf,
+                                                     agg_leaf_s2};
+
 static int scan_liveness_cb(void *ud, const struct rt_liveness *l)
 {
     struct scan_ud *u = ud;
@@ -406,7 +463,9 @@ int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
         return 0;
     struct scan_ud u = {c, k, f, NULL};
     rt_error_clear(err);
-    int rc = rt_store_scan(s, f, scan_profile_cb, &u, err);
+    /* ClickHouse sums in the database; SQLite's rows are summed here */
+    int rc = rt_store_aggregates(s) ? rt_store_scan_window(s, f, &window_cbs, &u, err)
+                                    : rt_store_scan(s, f, scan_profile_cb, &u, err);
     if (rc)
         return scan_error(rc, err, "profiles");
     uint8_t *profiled = NULL;

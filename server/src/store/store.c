@@ -70,9 +70,10 @@ static char *db_path(const char *uri, struct rt_error *err)
 {
     if (strncmp(uri, "sqlite:", 7) == 0)
         return sqlite_uri_path(uri, err);
-    if (strstr(uri, "://") || strncmp(uri, "clickhouse:", 11) == 0) {
+    if (strstr(uri, "://")) {
         rt_error_set(err, RT_EINVAL,
-                     "store URI \"%s\": only sqlite:PATH and directories are supported", uri);
+                     "store URI \"%s\": expected sqlite:PATH, a directory or "
+                     "clickhouse:http://HOST:PORT/DB", uri);
         return NULL;
     }
     if (!*uri) {
@@ -98,9 +99,13 @@ struct rt_store *rt_store_open(const char *uri, struct rt_error *err)
         rt_error_set(err, RT_EINVAL, "no store URI");
         return NULL;
     }
-    char *path = db_path(uri, err);
-    if (!path)
+    bool ch = rt_store_uri_is_remote(uri);
+    char *path = ch ? strdup(uri) : db_path(uri, err);
+    if (!path) {
+        if (ch)
+            rt_error_set(err, RT_ENOMEM, "out of memory");
         return NULL;
+    }
     struct rt_store *s = calloc(1, sizeof(*s));
     if (!s) {
         rt_error_set(err, RT_ENOMEM, "out of memory");
@@ -116,7 +121,7 @@ struct rt_store *rt_store_open(const char *uri, struct rt_error *err)
         goto out_free_store;
     }
     rt__store_dict_init(&s->dict, true);
-    if (rt__sqlite_open(s, path, err))
+    if (ch ? rt__ch_open(s, path, err) : rt__sqlite_open(s, path, err))
         goto out_destroy_lock;
     free(path);
     return s;
@@ -128,6 +133,16 @@ out_free_store:
 out_free_path:
     free(path);
     return NULL;
+}
+
+bool rt_store_uri_is_remote(const char *uri)
+{
+    return uri && strncmp(uri, "clickhouse:", 11) == 0;
+}
+
+bool rt_store_is_shared(const struct rt_store *s)
+{
+    return s && s->ops->shared;
 }
 
 void rt_store_free(struct rt_store *s)
@@ -167,6 +182,26 @@ int rt_store_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_
     if (f->from_ns >= f->to_ns)
         return 0;
     return s->ops->scan(s, f, cb, ud, err);
+}
+
+bool rt_store_aggregates(const struct rt_store *s)
+{
+    return s && s->ops->scan_window;
+}
+
+int rt_store_scan_window(struct rt_store *s, const struct rt_store_filter *f,
+                         const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !f || !f->service || !cb || !cb->profile || !cb->stack || !cb->instance_leaf ||
+        !cb->leaf_s2)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_window: missing argument");
+    if (!s->ops->scan_window)
+        return rt_error_set(err, RT_EINVAL, "the %s store does not aggregate windows",
+                            s->ops->name);
+    if (f->from_ns >= f->to_ns)
+        return 0;
+    return s->ops->scan_window(s, f, cb, ud, err);
 }
 
 /* Looks a stack up in the dictionary; true when found (outputs set). */

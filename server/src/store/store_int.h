@@ -16,12 +16,16 @@
 /* ---- Backend operations (the rt_store_* functions minus open, see store.h) ---- */
 
 struct rt__store_ops {
-    const char *name; /* "sqlite" */
+    const char *name; /* "sqlite" or "clickhouse" */
+    bool shared;      /* other processes (nodes) change the same state: see rt_store_is_shared */
     void (*free)(struct rt_store *s);
     int (*put_profiles)(struct rt_store *s, struct rt_profile *const *ps, size_t n,
                         struct rt_store_put_result *res, struct rt_error *err);
     int (*scan)(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
                 void *ud, struct rt_error *err);
+    /* Optional (NULL: the query layer aggregates rt_store_scan's rows): rt_store_scan_window. */
+    int (*scan_window)(struct rt_store *s, const struct rt_store_filter *f,
+                       const struct rt_store_window_cb *cb, void *ud, struct rt_error *err);
     /* Reads stack (frame) id from the backend into s->dict. Returns 0, RT_ENOTFOUND or RT_EIO. */
     int (*load_stack)(struct rt_store *s, uint32_t id, struct rt_error *err);
     int (*load_frame)(struct rt_store *s, uint32_t id, struct rt_error *err);
@@ -141,6 +145,9 @@ struct rt_store {
 
 /* Opens the SQLite backend on the database file path into s (ops and be). */
 int rt__sqlite_open(struct rt_store *s, const char *path, struct rt_error *err);
+
+/* Opens the ClickHouse backend on "clickhouse:http://HOST:PORT/DB" into s (ops and be). */
+int rt__ch_open(struct rt_store *s, const char *uri, struct rt_error *err);
 
 /* ---- Encodings ---- */
 

@@ -1,9 +1,11 @@
 /* Tests of server/src/control/: keys (bootstrap, authenticate, revoke), the SDK config of
- * each runtime with its etag, toggles written through to the store, polls batched. */
+ * each runtime with its etag, toggles written through to the store, polls batched, and the
+ * refresh from a store another node shares. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "control/control_int.h"
 #include "rt/control.h"
 #include "rt/timeutil.h"
 #include "test.h"
@@ -162,6 +164,57 @@ static void test_polls_are_batched(void)
     rt_store_free(s);
 }
 
+static int changes;
+static char changed[64];
+
+static void on_change(void *ud, const char *service)
+{
+    (void)ud;
+    changes++;
+    snprintf(changed, sizeof(changed), "%s", service);
+}
+
+/* Two control planes on one store stand for two nodes: a refresh brings B what A changed
+ * (toggles with a notification, keys made and revoked); a local change made while a refresh
+ * reads wins over it (the refresh is dropped, rt__control_refresh). */
+static void test_refresh_from_shared_store(void)
+{
+    struct rt_error err = {0};
+    struct rt_store *s = open_store();
+    struct rt_control *a = rt_control_new(s, 10, &err), *b = rt_control_new(s, 10, &err);
+    rt_control_on_change(b, on_change, NULL);
+    struct rt_principal admin;
+    rt_control_local_principal(&admin);
+    struct rt_service_config on = {.enabled = true, .type = "wall"};
+    json_t *r = rt_control_set_profiling(a, "shared", &on, &admin, &err);
+    CHECK(r != NULL);
+    json_decref(r);
+    json_t *k = rt_control_create_key(a, "read", NULL, "n", &admin, &err);
+    const char *secret = json_string_value(json_object_get(k, "key"));
+    struct rt_principal who;
+    CHECK(!rt_control_profiling_enabled(b, "shared"));
+    CHECK(!rt_control_authenticate(b, secret, &who));
+    changes = 0;
+    CHECK_INT(rt__control_refresh(b, &err), 0);
+    CHECK(rt_control_profiling_enabled(b, "shared"));
+    CHECK(rt_control_authenticate(b, secret, &who));
+    CHECK_INT(changes, 1);
+    CHECK_STR(changed, "shared");
+    /* nothing new: no notification */
+    CHECK_INT(rt__control_refresh(b, &err), 0);
+    CHECK_INT(changes, 1);
+    /* revoked on A: refused on B after its refresh */
+    int64_t id = strtoll(json_string_value(json_object_get(k, "id")), NULL, 10);
+    CHECK_INT(rt_control_revoke_key(a, id, &admin, &err), 0);
+    CHECK(rt_control_authenticate(b, secret, &who));
+    CHECK_INT(rt__control_refresh(b, &err), 0);
+    CHECK(!rt_control_authenticate(b, secret, &who));
+    json_decref(k);
+    rt_control_free(a);
+    rt_control_free(b);
+    rt_store_free(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -170,6 +223,7 @@ int main(void)
     RUN(test_bootstrap_after_revocation);
     RUN(test_sdk_config);
     RUN(test_polls_are_batched);
+    RUN(test_refresh_from_shared_store);
     char cmd[64];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

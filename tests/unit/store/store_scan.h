@@ -93,7 +93,7 @@ static const struct got_row *find_row(const struct got_prof *p, const char *fold
 static struct rt_store *open_dir(const char *dir)
 {
     struct rt_error err = {0};
-    struct rt_store *s = rt_store_open(dir, &err);
+    struct rt_store *s = fixture_open(dir, &err);
     if (!s)
         fprintf(stderr, "open %s: %s\n", dir, err.msg);
     return s;
@@ -113,10 +113,17 @@ static struct rt_profile *sample_profile(const char *svc, const char *inst, cons
     return p;
 }
 
-/* Number of rows of a table, read directly from the database file. */
+/* Number of rows of a table, read directly from the database file; on ClickHouse the
+ * distinct frames, stacks or profiles. */
 static int64_t count_rows(const char *dir, const char *table)
 {
     char path[512], sql[128];
+    if (fixture_clickhouse()) {
+        snprintf(sql, sizeof(sql), "SELECT %s FROM %s",
+                 strcmp(table, "profiles") == 0 ? "uniqExact(type, dedup)" : "uniqExact(id)",
+                 table);
+        return fixture_ch_int(dir, sql);
+    }
     snprintf(path, sizeof(path), "%s/roottrace.db", dir);
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
     sqlite3 *db;

@@ -1,4 +1,5 @@
-/* Tests of the store interface on the SQLite backend (server/src/store/store.c and sqlite_*.c):
+/* Tests of the store interface (server/src/store/store.c, sqlite_*.c and clickhouse_*.c) on
+ * SQLite, or on ClickHouse with ROOTTRACE_TEST_STORE (store_fixture.h):
  * round trips, persistence, dedup, window semantics, filters, a full disk, corruption, and
  * concurrent writers and readers. Deploys, issues, services, polls and retention are in
  * test_store_meta.c. */
@@ -28,6 +29,7 @@ static int exec_sql(const char *dir, const char *sql)
 
 static void test_open_modes(void)
 {
+    SKIP_ON_CLICKHOUSE("checks SQLite files, their modes and URIs");
     char *base = fixture_tmpdir();
     char dir[512], file[600];
     snprintf(dir, sizeof(dir), "%s/data/sub", base);
@@ -305,6 +307,7 @@ static void test_filters(void)
 
 static void test_disk_full(void)
 {
+    SKIP_ON_CLICKHOUSE("fills SQLite's file with max_page_count");
     char *dir = fixture_tmpdir();
     struct rt_store *s = open_dir(dir);
     struct rt_error err = {0};
@@ -352,6 +355,7 @@ static void test_disk_full(void)
 
 static void test_corruption(void)
 {
+    SKIP_ON_CLICKHOUSE("damages SQLite's file by hand");
     char *dir = fixture_tmpdir();
     struct rt_store *s = open_dir(dir);
     struct rt_profile *a = sample_profile("shop", "i-1", "p-1", T0, 10 * S);

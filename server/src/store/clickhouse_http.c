@@ -1,0 +1,405 @@
+/* ClickHouse backend, the wire: statements POSTed over ClickHouse's HTTP interface with a
+ * small pool of curl handles, string literals escaped byte by byte, RowBinary rows written
+ * and read, the 64-bit -> local id map, and cluster-unique ids. */
+#include <sodium.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clickhouse_int.h"
+#include "rt/timeutil.h"
+
+/* ---- id map ---- */
+
+void rt__ch_idmap_cleanup(struct rt__ch_idmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+    return (size_t)(key * 0x9E3779B97F4A7C15ULL >> 7) & (cap - 1);
+}
+
+uint32_t rt__ch_idmap_get(const struct rt__ch_idmap *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    for (size_t j = slot_of(key, m->cap); m->vals[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == key)
+            return m->vals[j];
+    return 0;
+}
+
+static void idmap_insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key, uint32_t v)
+{
+    size_t j = slot_of(key, cap);
+    while (vals[j])
+        j = (j + 1) & (cap - 1);
+    keys[j] = key;
+    vals[j] = v;
+}
+
+int rt__ch_idmap_put(struct rt__ch_idmap *m, uint64_t key, uint32_t val)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 1024;
+        uint64_t *keys = calloc(cap, sizeof(*keys));
+        uint32_t *vals = calloc(cap, sizeof(*vals));
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            return RT_ENOMEM;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->vals[i])
+                idmap_insert(keys, vals, cap, m->keys[i], m->vals[i]);
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    idmap_insert(m->keys, m->vals, m->cap, key, val);
+    m->n++;
+    return 0;
+}
+
+/* ---- HTTP ---- */
+
+static CURL *take_handle(struct rt__ch *ch)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&ch->pool_lock);
+    if (ch->nidle)
+        h = ch->idle[--ch->nidle];
+    pthread_mutex_unlock(&ch->pool_lock);
+    if (h)
+        curl_easy_reset(h);
+    else
+        h = curl_easy_init();
+    return h;
+}
+
+static void give_handle(struct rt__ch *ch, CURL *h)
+{
+    pthread_mutex_lock(&ch->pool_lock);
+    if (ch->nidle < RT__CH_POOL) {
+        ch->idle[ch->nidle++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&ch->pool_lock);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    struct rt_buf *b = ud;
+    return rt_buf_append(b, p, size * n) ? 0 : size * n;
+}
+
+/* The message of a failed statement: ClickHouse's text, trimmed to one line. */
+static int fail(const struct rt_buf *body, long status, const char *sql, struct rt_error *err)
+{
+    char msg[300];
+    size_t n = body->len < sizeof(msg) - 1 ? body->len : sizeof(msg) - 1;
+    memcpy(msg, body->data ? body->data : "", n);
+    msg[n] = '\0';
+    for (char *q = msg; *q; q++)
+        if (*q == '\n' || *q == '\r')
+            *q = ' ';
+    int code = strstr(msg, "Not enough space") || strstr(msg, "No space left") ? RT_EDISKFULL
+                                                                               : RT_EIO;
+    return rt_error_set(err, code, "ClickHouse (HTTP %ld) on \"%.60s\": %s", status, sql, msg);
+}
+
+int rt__ch_exec(struct rt__ch *ch, const char *sql, const void *data, size_t n,
+                struct rt_buf *out, struct rt_error *err)
+{
+    CURL *h = take_handle(ch);
+    if (!h)
+        return rt_error_set(err, RT_ENOMEM, "cannot create a curl handle");
+    struct rt_buf url, local;
+    rt_buf_init(&url, 0);
+    rt_buf_init(&local, RT__CH_MAX_RESPONSE);
+    struct rt_buf *body = out ? out : &local;
+    body->len = 0;
+    int rc = rt_buf_puts(&url, ch->url);
+    if (!rc && data) {
+        char *q = curl_easy_escape(h, sql, 0);
+        rc = q ? rt_buf_printf(&url, "&query=%s", q) : RT_ENOMEM;
+        curl_free(q);
+    }
+    if (rc) {
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+        goto out_free;
+    }
+    curl_easy_setopt(h, CURLOPT_URL, url.data);
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, data ? (const char *)data : sql);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(data ? n : strlen(sql)));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 300L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/octet-stream");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    CURLcode cc = curl_easy_perform(h);
+    curl_slist_free_all(hdr);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (cc != CURLE_OK)
+        rc = rt_error_set(err, RT_EIO, "ClickHouse at %s unreachable: %s", ch->url,
+                          curl_easy_strerror(cc));
+    else if (status != 200)
+        rc = fail(body, status, sql, err);
+out_free:
+    give_handle(ch, h);
+    rt_buf_cleanup(&url);
+    rt_buf_cleanup(&local);
+    return rc;
+}
+
+int rt__ch_run(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, struct rt_error *err)
+{
+    if (!sql->data || !sql->len)
+        return rt_error_set(err, RT_ENOMEM, "out of memory building a statement");
+    return rt__ch_exec(ch, sql->data, NULL, 0, out, err);
+}
+
+int rt__ch_quote(struct rt_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (rt_buf_reserve(b, n * 4 + 2))
+        return RT_ENOMEM;
+    char *p = b->data + b->len;
+    *p++ = '\'';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+            *p++ = (char)c;
+        } else {
+            *p++ = '\\';
+            *p++ = 'x';
+            *p++ = hex[c >> 4];
+            *p++ = hex[c & 15];
+        }
+    }
+    *p++ = '\'';
+    b->len = (size_t)(p - b->data);
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int rt__ch_quote_cstr(struct rt_buf *b, const char *s)
+{
+    return rt__ch_quote(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* ---- RowBinary ---- */
+
+static int put_le(struct rt_buf *b, uint64_t v, int bytes)
+{
+    unsigned char t[8];
+    for (int i = 0; i < bytes; i++)
+        t[i] = (unsigned char)(v >> (8 * i));
+    return rt_buf_append(b, t, (size_t)bytes);
+}
+
+int rt__ch_w_u8(struct rt_buf *b, uint8_t v)
+{
+    return put_le(b, v, 1);
+}
+
+int rt__ch_w_u32(struct rt_buf *b, uint32_t v)
+{
+    return put_le(b, v, 4);
+}
+
+int rt__ch_w_u64(struct rt_buf *b, uint64_t v)
+{
+    return put_le(b, v, 8);
+}
+
+int rt__ch_w_i64(struct rt_buf *b, int64_t v)
+{
+    return put_le(b, (uint64_t)v, 8);
+}
+
+int rt__ch_w_f64(struct rt_buf *b, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    return put_le(b, bits, 8);
+}
+
+int rt__ch_w_uvarint(struct rt_buf *b, uint64_t v)
+{
+    if (rt_buf_reserve(b, 11))
+        return RT_ENOMEM;
+    rt__store_put_uvarint(b, v);
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int rt__ch_w_str(struct rt_buf *b, const char *s, size_t n)
+{
+    if (rt__ch_w_uvarint(b, n))
+        return RT_ENOMEM;
+    return n ? rt_buf_append(b, s, n) : 0;
+}
+
+int rt__ch_w_cstr(struct rt_buf *b, const char *s)
+{
+    return rt__ch_w_str(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+void rt__ch_rd_init(struct rt__ch_rd *r, const struct rt_buf *b)
+{
+    r->p = (const unsigned char *)(b->data ? b->data : "");
+    r->end = r->p + b->len;
+    r->bad = false;
+}
+
+bool rt__ch_rd_more(const struct rt__ch_rd *r)
+{
+    return !r->bad && r->p < r->end;
+}
+
+/* n bytes at the cursor, or NULL (bad set) when fewer remain. */
+static const unsigned char *take(struct rt__ch_rd *r, size_t n)
+{
+    if (r->bad || (size_t)(r->end - r->p) < n) {
+        r->bad = true;
+        return NULL;
+    }
+    const unsigned char *p = r->p;
+    r->p += n;
+    return p;
+}
+
+static uint64_t get_le(struct rt__ch_rd *r, int bytes)
+{
+    const unsigned char *p = take(r, (size_t)bytes);
+    uint64_t v = 0;
+    for (int i = 0; p && i < bytes; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+uint8_t rt__ch_rd_u8(struct rt__ch_rd *r)
+{
+    return (uint8_t)get_le(r, 1);
+}
+
+uint32_t rt__ch_rd_u32(struct rt__ch_rd *r)
+{
+    return (uint32_t)get_le(r, 4);
+}
+
+uint64_t rt__ch_rd_u64(struct rt__ch_rd *r)
+{
+    return get_le(r, 8);
+}
+
+int64_t rt__ch_rd_i64(struct rt__ch_rd *r)
+{
+    return (int64_t)get_le(r, 8);
+}
+
+double rt__ch_rd_f64(struct rt__ch_rd *r)
+{
+    uint64_t bits = get_le(r, 8);
+    double v;
+    memcpy(&v, &bits, sizeof(v));
+    return v;
+}
+
+uint64_t rt__ch_rd_uvarint(struct rt__ch_rd *r)
+{
+    uint64_t v = 0;
+    if (r->bad || !rt__store_get_uvarint(&r->p, r->end, &v)) {
+        r->bad = true;
+        return 0;
+    }
+    return v;
+}
+
+const char *rt__ch_rd_str(struct rt__ch_rd *r, size_t *n)
+{
+    uint64_t len = rt__ch_rd_uvarint(r);
+    const unsigned char *p = len <= (uint64_t)(r->end - r->p) ? take(r, (size_t)len) : NULL;
+    if (!p) {
+        r->bad = true;
+        *n = 0;
+        return "";
+    }
+    *n = (size_t)len;
+    return (const char *)p;
+}
+
+void rt__ch_rd_fixed(struct rt__ch_rd *r, void *out, size_t n)
+{
+    const unsigned char *p = take(r, n);
+    if (p)
+        memcpy(out, p, n);
+    else
+        memset(out, 0, n);
+}
+
+void rt__ch_strs_reset(struct rt__ch_strs *s)
+{
+    if (!s->buf.limit) /* zero-initialized: not yet rt_buf_init'ed (nothing allocated) */
+        rt_buf_init(&s->buf, 0);
+    s->buf.len = 0;
+    s->n = 0;
+}
+
+size_t rt__ch_strs_read(struct rt__ch_strs *s, struct rt__ch_rd *r)
+{
+    size_t n;
+    const char *p = rt__ch_rd_str(r, &n);
+    size_t i = s->n < 16 ? s->n++ : 15;
+    s->off[i] = s->buf.len;
+    /* a failed append (ENOMEM) leaves an empty string, flagged as a bad read */
+    if (rt_buf_append(&s->buf, p, n) || rt_buf_append(&s->buf, "", 1)) {
+        r->bad = true;
+        s->off[i] = SIZE_MAX;
+    }
+    return i;
+}
+
+const char *rt__ch_strs_get(const struct rt__ch_strs *s, size_t i, bool absent)
+{
+    if (absent || i >= s->n || s->off[i] == SIZE_MAX || !s->buf.data)
+        return absent ? NULL : "";
+    return s->buf.data + s->off[i];
+}
+
+int64_t rt__ch_seq(void)
+{
+    static _Atomic int64_t last;
+    int64_t now = rt_time_now_ns(), prev = last;
+    int64_t next;
+    do
+        next = now > prev ? now : prev + 1;
+    while (!atomic_compare_exchange_weak(&last, &prev, next));
+    return next;
+}
+
+int64_t rt__ch_new_id(void)
+{
+    uint64_t us = (uint64_t)(rt_time_now_ns() / 1000);
+    uint64_t rnd = randombytes_uniform(1024);
+    return (int64_t)(((us << 10) | rnd) & (uint64_t)INT64_MAX);
+}
+
+int rt__ch_bad_response(const char *what, struct rt_error *err)
+{
+    return rt_error_set(err, RT_EIO, "ClickHouse answered %s with malformed data", what);
+}

@@ -1,0 +1,246 @@
+/* Internals of the ClickHouse backend (docs/internals/clickhouse.md): the HTTP client (a small
+ * pool of curl handles), SQL string literals, RowBinary encoding and decoding, the map from
+ * ClickHouse's 64-bit frame and stack ids (hashes agreed by every node without coordination)
+ * to the process-local 32-bit ids of the store interface, and the backend's entry points. */
+#ifndef RT_CLICKHOUSE_INT_H
+#define RT_CLICKHOUSE_INT_H
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rt/buf.h"
+#include "store_int.h"
+
+/* Schema version this roottrace writes (the schema_version table). */
+#define RT__CH_SCHEMA_VERSION 1
+
+/* Idle curl handles kept for reuse. */
+#define RT__CH_POOL 8
+
+/* Largest response read, bytes. */
+#define RT__CH_MAX_RESPONSE ((size_t)1 << 31)
+
+/* Ids per "id IN (...)" query when loading frames and stacks. */
+#define RT__CH_IN_BATCH 5000
+
+/* Gap after which polls belong to separate liveness segments (as SQLite: 3 x 10 s). */
+#define RT__CH_POLL_GAP_NS (30LL * 1000000000LL)
+
+/* instance_events.given bits: which optional fields an event carries (NULL = unchanged). */
+enum {
+    RT__CH_GIVEN_RUNTIME = 1,
+    RT__CH_GIVEN_RUNTIME_VERSION = 2,
+    RT__CH_GIVEN_SDK_VERSION = 4,
+    RT__CH_GIVEN_VERSION = 8,
+    RT__CH_GIVEN_STATUS = 16,
+};
+
+/* Tables an upload writes, in the order they are written (rt__ch_upload_tables). */
+#define RT__CH_UPLOAD_TABLES 8
+
+struct rt__ch_commit;
+
+/* Open-addressing map from a 64-bit ClickHouse id to a local 32-bit id. */
+struct rt__ch_idmap {
+    uint64_t *keys;  /* slot keys */
+    uint32_t *vals;  /* local ids; 0 = empty slot (local ids start at 1) */
+    size_t cap;      /* slots, a power of two (0 before the first put) */
+    size_t n;        /* occupied slots */
+};
+
+/* The backend's state (rt_store.be). */
+struct rt__ch {
+    char *url;                     /* "http://host:port/?database=DB[&user settings]" */
+    char *db;                      /* database name ([A-Za-z0-9_]+) */
+    pthread_mutex_t pool_lock;     /* guards idle and nidle */
+    CURL *idle[RT__CH_POOL];       /* idle handles */
+    size_t nidle;
+    /* Guarded by rt_store.dict_lock, like the dictionary they index: */
+    struct rt__ch_idmap frame_ids; /* ClickHouse frame id -> local frame id */
+    struct rt__ch_idmap stack_ids; /* ClickHouse stack id -> local stack id */
+    uint32_t nframes, nstacks;     /* local ids handed out */
+    /* Group commit of uploads (clickhouse_commit.c): */
+    pthread_mutex_t commit_lock;   /* guards the queue and stopping */
+    pthread_cond_t commit_cond;    /* a new upload queued, or a round written */
+    struct rt__ch_commit *queue, *queue_tail; /* uploads waiting for the next round */
+    bool stopping;                 /* the committer is to finish the queue and exit */
+    bool committer_started;
+    pthread_t committer;
+};
+
+/* ---- clickhouse_http.c ---- */
+
+void rt__ch_idmap_cleanup(struct rt__ch_idmap *m);
+/* The local id of key, or 0. */
+uint32_t rt__ch_idmap_get(const struct rt__ch_idmap *m, uint64_t key);
+/* Inserts key (absent) -> val (> 0). Returns 0 or RT_ENOMEM. */
+int rt__ch_idmap_put(struct rt__ch_idmap *m, uint64_t key, uint32_t val);
+
+/* Runs sql. With data (n bytes, e.g. RowBinary rows of an INSERT ... FORMAT RowBinary) sql
+ * goes in the URL and data is the body; else sql is the body. The response body goes into
+ * out when out is not NULL (cleared first). Returns 0, or RT_EIO with ClickHouse's message
+ * (RT_EDISKFULL when ClickHouse reports no space left). */
+int rt__ch_exec(struct rt__ch *ch, const char *sql, const void *data, size_t n,
+                struct rt_buf *out, struct rt_error *err);
+
+/* Runs a statement built in b (NUL-terminated); as rt__ch_exec without data. An append
+ * failure while building b (b->data NULL or b->len 0) reads as RT_ENOMEM. */
+int rt__ch_run(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, struct rt_error *err);
+
+/* Appends s[0..n) as a ClickHouse string literal: quoted, with every byte that is not
+ * printable ASCII, and ' and \, written as \xHH (names may hold any bytes). 0 or RT_ENOMEM. */
+int rt__ch_quote(struct rt_buf *b, const char *s, size_t n);
+/* rt__ch_quote of a NUL-terminated string (NULL reads as ""). */
+int rt__ch_quote_cstr(struct rt_buf *b, const char *s);
+
+/* RowBinary writers (little-endian; strings as varint length + bytes). 0 or RT_ENOMEM. */
+int rt__ch_w_u8(struct rt_buf *b, uint8_t v);
+int rt__ch_w_u32(struct rt_buf *b, uint32_t v);
+int rt__ch_w_u64(struct rt_buf *b, uint64_t v);
+int rt__ch_w_i64(struct rt_buf *b, int64_t v);
+int rt__ch_w_f64(struct rt_buf *b, double v);
+int rt__ch_w_uvarint(struct rt_buf *b, uint64_t v);
+int rt__ch_w_str(struct rt_buf *b, const char *s, size_t n);
+int rt__ch_w_cstr(struct rt_buf *b, const char *s); /* NULL writes "" */
+
+/* RowBinary reader over a response: a short read sets bad and reads zeros from then on. */
+struct rt__ch_rd {
+    const unsigned char *p, *end;
+    bool bad;
+};
+void rt__ch_rd_init(struct rt__ch_rd *r, const struct rt_buf *b);
+bool rt__ch_rd_more(const struct rt__ch_rd *r);
+uint8_t rt__ch_rd_u8(struct rt__ch_rd *r);
+uint32_t rt__ch_rd_u32(struct rt__ch_rd *r);
+uint64_t rt__ch_rd_u64(struct rt__ch_rd *r);
+int64_t rt__ch_rd_i64(struct rt__ch_rd *r);
+double rt__ch_rd_f64(struct rt__ch_rd *r);
+uint64_t rt__ch_rd_uvarint(struct rt__ch_rd *r);
+/* A string: its bytes (inside the response, not NUL-terminated) and length. */
+const char *rt__ch_rd_str(struct rt__ch_rd *r, size_t *n);
+/* Fixed n bytes into out. */
+void rt__ch_rd_fixed(struct rt__ch_rd *r, void *out, size_t n);
+
+/* Strings of one decoded row, NUL-terminated copies valid until the next reset. May start
+ * zero-initialized; the caller frees buf with rt_buf_cleanup. */
+struct rt__ch_strs {
+    struct rt_buf buf;  /* the copies, NUL after each */
+    size_t off[16];     /* offset of string i in buf */
+    size_t n;
+};
+void rt__ch_strs_reset(struct rt__ch_strs *s);
+/* Reads a string from r into s; returns its index. */
+size_t rt__ch_strs_read(struct rt__ch_strs *s, struct rt__ch_rd *r);
+/* String i (NULL when absent is true). Valid until the next reset or read. */
+const char *rt__ch_strs_get(const struct rt__ch_strs *s, size_t i, bool absent);
+
+/* A new 63-bit id, unique across nodes without coordination: microseconds since the epoch
+ * shifted left 10 bits, plus 10 random bits (ordered by creation time, as SQLite's were). */
+int64_t rt__ch_new_id(void);
+
+/* Write order of control-plane rows: nanoseconds since the epoch, strictly increasing within
+ * the process (across nodes, their clocks order concurrent writes). */
+int64_t rt__ch_seq(void);
+
+/* Sets err for a malformed response to `what`; returns RT_EIO. */
+int rt__ch_bad_response(const char *what, struct rt_error *err);
+
+/* ---- clickhouse_commit.c ---- */
+
+/* The tables of an upload, in write order: frames, stacks, profiles, services,
+ * instance_events, uploads, service_versions, deploys. */
+extern const char *const rt__ch_upload_tables[RT__CH_UPLOAD_TABLES];
+
+/* Starts / stops (after writing what is queued) the committer thread. */
+int rt__ch_commit_start(struct rt__ch *ch);
+void rt__ch_commit_stop(struct rt__ch *ch);
+
+/* Writes an upload's rows (bufs[t] for table rt__ch_upload_tables[t], RowBinary, borrowed)
+ * together with those of the uploads queued at the same time: returns once they are written
+ * (0) or failed (RT_EIO, RT_EDISKFULL, RT_ENOMEM with err set; some tables may be written). */
+int rt__ch_commit(struct rt__ch *ch, struct rt_buf *const *bufs, struct rt_error *err);
+
+/* ---- clickhouse_db.c ---- */
+
+/* Opens the ClickHouse backend on uri ("clickhouse:http://HOST:PORT/DB[?settings]"). */
+int rt__ch_open(struct rt_store *s, const char *uri, struct rt_error *err);
+
+/* ---- clickhouse_profiles.c ---- */
+
+int rt__ch_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
+                        struct rt_store_put_result *res, struct rt_error *err);
+int rt__ch_load_stack(struct rt_store *s, uint32_t id, struct rt_error *err);
+int rt__ch_load_frame(struct rt_store *s, uint32_t id, struct rt_error *err);
+int rt__ch_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err);
+int64_t rt__ch_profile_count(struct rt_store *s);
+
+/* ---- clickhouse_scan.c ---- */
+
+/* rt_store_scan: every selected profile with its rows, profile_id deduplicated. */
+int rt__ch_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
+                void *ud, struct rt_error *err);
+
+/* Gives every stack of ids[0..n) (ClickHouse ids) a local id, loading from ClickHouse the
+ * stacks and frames this process has not seen. Returns 0, RT_EIO or RT_ENOMEM. */
+int rt__ch_resolve_stacks(struct rt_store *s, const uint64_t *ids, size_t n,
+                          struct rt_error *err);
+
+/* Appends the SQL condition selecting a filter's profiles (before deduplication; shared by
+ * the scan and the window). Returns 0 or RT_ENOMEM. */
+int rt__ch_filter_sql(struct rt_buf *b, const struct rt_store_filter *f);
+
+/* ---- clickhouse_window.c ---- */
+
+/* rt_store_scan_window: the window summed in ClickHouse (docs/internals/clickhouse.md). */
+int rt__ch_scan_window(struct rt_store *s, const struct rt_store_filter *f,
+                       const struct rt_store_window_cb *cb, void *ud, struct rt_error *err);
+
+/* ---- clickhouse_meta.c ---- */
+
+/* Appends the RowBinary row of an instance event (kind 1 profile, 2 poll) to b; NULL strings
+ * are "not given" (the stored value stays), times in ns. Returns 0 or RT_ENOMEM. */
+int rt__ch_w_instance_event(struct rt_buf *b, const char *service, const char *instance,
+                            uint8_t kind, const char *runtime, const char *runtime_version,
+                            const char *sdk_version, const char *version, const char *status,
+                            int64_t interval_us, int64_t poll_interval_s, int64_t at_ns);
+/* Appends the RowBinary row of a service registration to b. */
+int rt__ch_w_service(struct rt_buf *b, const char *name, int64_t at_ns);
+int rt__ch_put_poll(struct rt_store *s, const char *service, const char *instance,
+                    int64_t at_ns, struct rt_error *err);
+int rt__ch_scan_liveness(struct rt_store *s, const char *service, int64_t from_ns,
+                         int64_t to_ns, rt_store_liveness_cb cb, void *ud,
+                         struct rt_error *err);
+int rt__ch_put_deploy(struct rt_store *s, const struct rt_deploy *d, struct rt_error *err);
+int rt__ch_scan_deploys(struct rt_store *s, const char *service, int64_t from_ns,
+                        int64_t to_ns, rt_store_deploy_cb cb, void *ud, struct rt_error *err);
+int rt__ch_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
+                     struct rt_error *err);
+int rt__ch_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
+                       struct rt_error *err);
+int rt__ch_scan_services(struct rt_store *s, rt_store_service_cb cb, void *ud,
+                         struct rt_error *err);
+int rt__ch_scan_instances(struct rt_store *s, const char *service, rt_store_instance_cb cb,
+                          void *ud, struct rt_error *err);
+
+/* ---- clickhouse_control.c ---- */
+
+int rt__ch_set_service_config(struct rt_store *s, const char *name,
+                              const struct rt_service_config *cfg, struct rt_error *err);
+int rt__ch_scan_service_configs(struct rt_store *s, rt_store_service_config_cb cb, void *ud,
+                                struct rt_error *err);
+int rt__ch_put_polls(struct rt_store *s, const struct rt_poll *polls, size_t n,
+                     struct rt_error *err);
+int rt__ch_scan_instance_status(struct rt_store *s, const char *service,
+                                rt_store_instance_status_cb cb, void *ud,
+                                struct rt_error *err);
+int rt__ch_put_key(struct rt_store *s, const struct rt_key *k, int64_t *id,
+                   struct rt_error *err);
+int rt__ch_scan_keys(struct rt_store *s, rt_store_key_cb cb, void *ud, struct rt_error *err);
+int rt__ch_revoke_key(struct rt_store *s, int64_t id, int64_t at_ns, struct rt_error *err);
+int rt__ch_put_audit(struct rt_store *s, const struct rt_audit *a, struct rt_error *err);
+int rt__ch_scan_audit(struct rt_store *s, int64_t from_ns, int64_t to_ns, size_t limit,
+                      rt_store_audit_cb cb, void *ud, struct rt_error *err);
+
+#endif

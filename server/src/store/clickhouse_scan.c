@@ -1,0 +1,368 @@
+/* ClickHouse backend, the window scan: one SELECT of the profiles overlapping the window
+ * (profile_id deduplicated with LIMIT 1 BY), then the stacks and frames this process has not
+ * seen loaded in batches and given local ids, then one callback per profile. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clickhouse_int.h"
+#include "rt/str.h"
+
+/* One profile of the answer. */
+struct sprof {
+    struct rt_profile_meta m;       /* strings set after parsing */
+    size_t pid, inst, ver;          /* offsets of the strings in scan_ctx.strs */
+    bool has_pid, has_ver;
+    size_t row_off, nrows;          /* its rows in scan_ctx.stacks/samples/values */
+};
+
+/* State of one scan. */
+struct scan_ctx {
+    struct rt_store *s;
+    struct rt__ch *ch;
+    struct rt_buf strs;             /* the profiles' strings, NUL-terminated */
+    struct sprof *profs;
+    size_t nprofs, cap_profs;
+    uint64_t *stacks;               /* rows: ClickHouse stack id, samples, value */
+    double *samples;
+    int64_t *values;
+    size_t nrows, cap_rows, cap_samples, cap_values;
+    uint64_t *ids;                  /* scratch: ids to load */
+    size_t nids, cap_ids;
+};
+
+/* Appends a string read from r to c->strs; its offset in *off. */
+static int read_str(struct scan_ctx *c, struct rt__ch_rd *r, size_t *off)
+{
+    size_t n;
+    const char *p = rt__ch_rd_str(r, &n);
+    *off = c->strs.len;
+    if (rt_buf_append(&c->strs, p, n) || rt_buf_append(&c->strs, "", 1))
+        return RT_ENOMEM;
+    return 0;
+}
+
+/* Reads an array length and makes room for that many more rows. */
+static int read_len(struct scan_ctx *c, struct rt__ch_rd *r, size_t *n)
+{
+    uint64_t len = rt__ch_rd_uvarint(r);
+    if (r->bad || len > (uint64_t)(r->end - r->p) / 8)
+        return RT_EMALFORMED;
+    *n = (size_t)len;
+    size_t need = c->nrows + *n + 1;
+    if (rt_array_grow((void **)&c->stacks, &c->cap_rows, need, sizeof(*c->stacks)) ||
+        rt_array_grow((void **)&c->samples, &c->cap_samples, need, sizeof(*c->samples)) ||
+        rt_array_grow((void **)&c->values, &c->cap_values, need, sizeof(*c->values)))
+        return RT_ENOMEM;
+    return 0;
+}
+
+/* Reads one profile row of the scan's SELECT. */
+static int read_profile(struct scan_ctx *c, struct rt__ch_rd *r)
+{
+    if (rt_array_grow((void **)&c->profs, &c->cap_profs, c->nprofs + 1, sizeof(*c->profs)))
+        return RT_ENOMEM;
+    struct sprof *p = &c->profs[c->nprofs];
+    memset(p, 0, sizeof(*p));
+    p->m.id = (int64_t)rt__ch_rd_u64(r);
+    p->has_pid = rt__ch_rd_u8(r) != 0;
+    if (read_str(c, r, &p->pid) || read_str(c, r, &p->inst))
+        return RT_ENOMEM;
+    p->has_ver = rt__ch_rd_u8(r) != 0;
+    if (read_str(c, r, &p->ver))
+        return RT_ENOMEM;
+    p->m.time_ns = rt__ch_rd_i64(r);
+    p->m.duration_ns = rt__ch_rd_i64(r);
+    p->m.period_ns = rt__ch_rd_i64(r);
+    p->m.thread_cpu_ns = rt__ch_rd_i64(r);
+    p->m.process_cpu_ns = rt__ch_rd_i64(r);
+    p->m.samples = rt__ch_rd_f64(r);
+    p->m.value_ns = rt__ch_rd_i64(r);
+    p->m.has_counts = rt__ch_rd_u8(r) != 0;
+    p->m.truncated_stacks = rt__ch_rd_u32(r);
+    size_t n, n2, n3;
+    int rc = read_len(c, r, &n);
+    for (size_t i = 0; !rc && i < n; i++)
+        c->stacks[c->nrows + i] = rt__ch_rd_u64(r);
+    if (!rc)
+        rc = read_len(c, r, &n2);
+    for (size_t i = 0; !rc && i < n2 && i < n; i++)
+        c->samples[c->nrows + i] = rt__ch_rd_f64(r);
+    if (!rc)
+        rc = read_len(c, r, &n3);
+    for (size_t i = 0; !rc && i < n3 && i < n; i++)
+        c->values[c->nrows + i] = rt__ch_rd_i64(r);
+    if (rc)
+        return rc;
+    if (n2 != n || n3 != n || r->bad)
+        return RT_EMALFORMED;
+    p->row_off = c->nrows;
+    p->nrows = n;
+    c->nrows += n;
+    c->nprofs++;
+    return 0;
+}
+
+int rt__ch_filter_sql(struct rt_buf *b, const struct rt_store_filter *f)
+{
+    int rc = rt_buf_puts(b, "service = ");
+    rc = rc || rt__ch_quote_cstr(b, f->service);
+    rc = rc || rt_buf_printf(b, " AND type = %d AND time_ns < %lld AND end_ns > %lld",
+                             (int)f->type, (long long)f->to_ns, (long long)f->from_ns);
+    /* the longest stored profile bounds how far before the window one may start */
+    rc = rc || rt_buf_printf(b, " AND time_ns >= %lld - (SELECT max(end_ns - time_ns) FROM "
+                                "profiles WHERE service = ", (long long)f->from_ns);
+    rc = rc || rt__ch_quote_cstr(b, f->service);
+    rc = rc || rt_buf_printf(b, " AND type = %d)", (int)f->type);
+    if (f->version) {
+        rc = rc || rt_buf_puts(b, " AND has_version = 1 AND version = ");
+        rc = rc || rt__ch_quote_cstr(b, f->version);
+    }
+    if (f->instance) {
+        rc = rc || rt_buf_puts(b, " AND instance = ");
+        rc = rc || rt__ch_quote_cstr(b, f->instance);
+    }
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* The SELECT of a filter. */
+static int scan_sql(struct rt_buf *b, const struct rt_store_filter *f)
+{
+    int rc = rt_buf_puts(b, "SELECT id, has_pid, profile_id, instance, has_version, version, "
+                            "time_ns, duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, "
+                            "samples, value_ns, has_counts, truncated_stacks, stacks, "
+                            "row_samples, row_values FROM profiles WHERE ");
+    rc = rc || rt__ch_filter_sql(b, f);
+    rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup FORMAT RowBinary");
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* Runs "SELECT id, <col> FROM table WHERE id IN (ids[from..to)) LIMIT 1 BY id". */
+static int select_ids(struct rt__ch *ch, const char *cols, const char *table,
+                      const uint64_t *ids, size_t n, struct rt_buf *out, struct rt_error *err)
+{
+    struct rt_buf sql;
+    rt_buf_init(&sql, 0);
+    int rc = rt_buf_printf(&sql, "SELECT %s FROM %s WHERE id IN (", cols, table);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = rt_buf_printf(&sql, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
+    rc = rc || rt_buf_puts(&sql, ") LIMIT 1 BY id FORMAT RowBinary");
+    rc = rc ? rt_error_set(err, RT_ENOMEM, "out of memory") : rt__ch_run(ch, &sql, out, err);
+    rt_buf_cleanup(&sql);
+    return rc;
+}
+
+/* Collects into c->ids the stack ids of ids[0..n) this process has no local id for. */
+static int missing_stacks(struct scan_ctx *c, const uint64_t *ids, size_t n)
+{
+    struct rt__ch_idmap seen = {0};
+    int rc = 0;
+    c->nids = 0;
+    pthread_rwlock_rdlock(&c->s->dict_lock);
+    for (size_t i = 0; !rc && i < n; i++) {
+        uint64_t id = ids[i];
+        if (rt__ch_idmap_get(&c->ch->stack_ids, id) || rt__ch_idmap_get(&seen, id))
+            continue;
+        rc = rt__ch_idmap_put(&seen, id, 1) ||
+             rt_array_grow((void **)&c->ids, &c->cap_ids, c->nids + 1, sizeof(*c->ids));
+        if (!rc)
+            c->ids[c->nids++] = id;
+    }
+    pthread_rwlock_unlock(&c->s->dict_lock);
+    rt__ch_idmap_cleanup(&seen);
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* Loads the frames of ids[0..n) that have no local id, and gives them one. */
+static int load_frames(struct scan_ctx *c, const uint64_t *ids, size_t n, struct rt_error *err)
+{
+    struct rt_buf out;
+    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
+    int rc = select_ids(c->ch, "id, name", "frames", ids, n, &out, err);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    pthread_rwlock_wrlock(&c->s->dict_lock);
+    while (!rc && rt__ch_rd_more(&r)) {
+        uint64_t id = rt__ch_rd_u64(&r);
+        size_t len;
+        const char *name = rt__ch_rd_str(&r, &len);
+        if (r.bad) {
+            rc = rt__ch_bad_response("a frame query", err);
+            break;
+        }
+        if (rt__ch_idmap_get(&c->ch->frame_ids, id))
+            continue;
+        uint32_t lid = c->ch->nframes + 1;
+        if (rt__store_dict_add_frame(&c->s->dict, lid, name, len, id) ||
+            rt__ch_idmap_put(&c->ch->frame_ids, id, lid))
+            rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+        else
+            c->ch->nframes = lid;
+    }
+    pthread_rwlock_unlock(&c->s->dict_lock);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+/* The frame ids of a stacks answer that have no local id, into c->ids. */
+static int missing_frames(struct scan_ctx *c, const struct rt_buf *stacks)
+{
+    struct rt__ch_idmap seen = {0};
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, stacks);
+    int rc = 0;
+    c->nids = 0;
+    pthread_rwlock_rdlock(&c->s->dict_lock);
+    while (!rc && rt__ch_rd_more(&r)) {
+        rt__ch_rd_u64(&r);
+        uint64_t depth = rt__ch_rd_uvarint(&r);
+        for (uint64_t k = 0; !rc && k < depth && !r.bad; k++) {
+            uint64_t f = rt__ch_rd_u64(&r);
+            if (rt__ch_idmap_get(&c->ch->frame_ids, f) || rt__ch_idmap_get(&seen, f))
+                continue;
+            rc = rt__ch_idmap_put(&seen, f, 1) ||
+                 rt_array_grow((void **)&c->ids, &c->cap_ids, c->nids + 1, sizeof(*c->ids));
+            if (!rc)
+                c->ids[c->nids++] = f;
+        }
+    }
+    pthread_rwlock_unlock(&c->s->dict_lock);
+    rt__ch_idmap_cleanup(&seen);
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* Gives the stacks of a stacks answer local ids (their frames have them by now). */
+static int add_stacks(struct scan_ctx *c, const struct rt_buf *stacks, struct rt_error *err)
+{
+    uint32_t local[RT_MAX_STACK_DEPTH];
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, stacks);
+    int rc = 0;
+    pthread_rwlock_wrlock(&c->s->dict_lock);
+    while (!rc && rt__ch_rd_more(&r)) {
+        uint64_t id = rt__ch_rd_u64(&r);
+        uint64_t depth = rt__ch_rd_uvarint(&r);
+        bool ok = depth <= RT_MAX_STACK_DEPTH;
+        for (uint64_t k = 0; ok && k < depth; k++)
+            ok = (local[k] = rt__ch_idmap_get(&c->ch->frame_ids, rt__ch_rd_u64(&r))) != 0;
+        if (r.bad || !ok) {
+            rc = rt_error_set(err, RT_EIO, "stack %016llx: unreadable or a frame is missing",
+                              (unsigned long long)id);
+            break;
+        }
+        if (rt__ch_idmap_get(&c->ch->stack_ids, id))
+            continue;
+        uint32_t lid = c->ch->nstacks + 1;
+        if (rt__store_dict_add_stack(&c->s->dict, lid, local, (size_t)depth, id) ||
+            rt__ch_idmap_put(&c->ch->stack_ids, id, lid))
+            rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+        else
+            c->ch->nstacks = lid;
+    }
+    pthread_rwlock_unlock(&c->s->dict_lock);
+    return rc;
+}
+
+/* Loads every stack of ids[0..n) that this process has not seen, with its frames. */
+static int resolve(struct scan_ctx *c, const uint64_t *ids, size_t n, struct rt_error *err)
+{
+    if (missing_stacks(c, ids, n))
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    size_t nstack_ids = c->nids;
+    uint64_t *stack_ids = c->ids;
+    c->ids = NULL;
+    c->nids = c->cap_ids = 0;
+    int rc = 0;
+    struct rt_buf out;
+    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
+    for (size_t at = 0; !rc && at < nstack_ids; at += RT__CH_IN_BATCH) {
+        size_t batch = nstack_ids - at < RT__CH_IN_BATCH ? nstack_ids - at : RT__CH_IN_BATCH;
+        rc = select_ids(c->ch, "id, frames", "stacks", stack_ids + at, batch, &out, err);
+        if (!rc && missing_frames(c, &out))
+            rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+        for (size_t f = 0; !rc && f < c->nids; f += RT__CH_IN_BATCH)
+            rc = load_frames(c, c->ids + f,
+                             c->nids - f < RT__CH_IN_BATCH ? c->nids - f : RT__CH_IN_BATCH, err);
+        if (!rc)
+            rc = add_stacks(c, &out, err);
+    }
+    rt_buf_cleanup(&out);
+    free(stack_ids);
+    return rc;
+}
+
+/* Calls cb for each profile with its rows in local stack ids. */
+static int deliver(struct scan_ctx *c, rt_store_profile_cb cb, void *ud, struct rt_error *err)
+{
+    struct rt_store_row *rows = NULL;
+    size_t cap = 0;
+    int ret = 0;
+    for (size_t i = 0; !ret && i < c->nprofs; i++) {
+        struct sprof *p = &c->profs[i];
+        if (rt_array_grow((void **)&rows, &cap, p->nrows + 1, sizeof(*rows))) {
+            ret = rt_error_set(err, RT_ENOMEM, "out of memory");
+            break;
+        }
+        pthread_rwlock_rdlock(&c->s->dict_lock);
+        for (size_t k = 0; k < p->nrows && !ret; k++) {
+            size_t j = p->row_off + k;
+            uint32_t lid = rt__ch_idmap_get(&c->ch->stack_ids, c->stacks[j]);
+            if (!lid)
+                ret = rt_error_set(err, RT_EIO, "profile %lld names unknown stack %016llx",
+                                   (long long)p->m.id, (unsigned long long)c->stacks[j]);
+            rows[k] = (struct rt_store_row){lid, c->samples[j], c->values[j]};
+        }
+        pthread_rwlock_unlock(&c->s->dict_lock);
+        if (ret)
+            break;
+        p->m.profile_id = p->has_pid ? c->strs.data + p->pid : NULL;
+        p->m.instance = c->strs.data + p->inst;
+        p->m.version = p->has_ver ? c->strs.data + p->ver : NULL;
+        ret = cb(ud, &p->m, rows, p->nrows);
+    }
+    free(rows);
+    return ret;
+}
+
+int rt__ch_resolve_stacks(struct rt_store *s, const uint64_t *ids, size_t n,
+                          struct rt_error *err)
+{
+    struct scan_ctx c = {.s = s, .ch = s->be};
+    int rc = resolve(&c, ids, n, err);
+    free(c.ids);
+    return rc;
+}
+
+int rt__ch_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
+                void *ud, struct rt_error *err)
+{
+    struct scan_ctx c = {.s = s, .ch = s->be};
+    rt_buf_init(&c.strs, 0);
+    struct rt_buf sql, out;
+    rt_buf_init(&sql, 0);
+    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
+    int rc = scan_sql(&sql, f) ? rt_error_set(err, RT_ENOMEM, "out of memory")
+                               : rt__ch_run(c.ch, &sql, &out, err);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    while (!rc && rt__ch_rd_more(&r)) {
+        rc = read_profile(&c, &r);
+        if (rc == RT_ENOMEM)
+            rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+        else if (rc)
+            rc = rt__ch_bad_response("a profile scan", err);
+    }
+    rt_buf_cleanup(&out);
+    if (!rc)
+        rc = resolve(&c, c.stacks, c.nrows, err);
+    if (!rc)
+        rc = deliver(&c, cb, ud, err);
+    rt_buf_cleanup(&sql);
+    rt_buf_cleanup(&c.strs);
+    free(c.profs);
+    free(c.stacks);
+    free(c.samples);
+    free(c.values);
+    free(c.ids);
+    return rc;
+}

@@ -1,0 +1,214 @@
+/* ClickHouse backend, window aggregation inside the database (rt_store_scan_window): each
+ * profile's overlap weight is computed in SQL and the rows are summed with GROUP BY per
+ * stack, per (instance, leaf frame) and per (profile, leaf frame), so that a window query
+ * moves a few rows per distinct stack instead of every row of every profile. Queries run
+ * on one thread over input ordered by (time_ns, id), so that every node sums in the same
+ * order and gives the same answer to the last bit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clickhouse_int.h"
+
+#define ONE_THREAD " SETTINGS max_threads = 1 FORMAT RowBinary"
+
+/* Appends the subquery of the filter's profiles, deduplicated, each with its weight w
+ * (rt__query_weight in SQL, DESIGN §6), ordered by time. */
+static int weighted(struct rt_buf *b, const struct rt_store_filter *f)
+{
+    long long from = f->from_ns, to = f->to_ns;
+    int rc = rt_buf_printf(
+        b,
+        "(SELECT * FROM (SELECT id, has_pid, profile_id, instance, has_version, version, "
+        "time_ns, duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
+        "has_counts, truncated_stacks, stacks, row_samples, row_values, row_leaves, "
+        "if(duration_ns <= 0, toFloat64(time_ns >= %lld AND time_ns < %lld), "
+        "greatest(toInt64(0), least(end_ns, %lld) - greatest(time_ns, %lld)) / duration_ns) "
+        "AS w FROM profiles WHERE ",
+        from, to, to, from);
+    rc = rc || rt__ch_filter_sql(b, f);
+    rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup) WHERE w > 0 "
+                              "ORDER BY time_ns, id)");
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* Runs prefix + weighted subquery + suffix into out. */
+static int run(struct rt__ch *ch, const struct rt_store_filter *f, const char *prefix,
+               const char *suffix, struct rt_buf *out, struct rt_error *err)
+{
+    struct rt_buf sql;
+    rt_buf_init(&sql, 0);
+    int rc = rt_buf_puts(&sql, prefix) || weighted(&sql, f) || rt_buf_puts(&sql, suffix);
+    rc = rc ? rt_error_set(err, RT_ENOMEM, "out of memory") : rt__ch_run(ch, &sql, out, err);
+    rt_buf_cleanup(&sql);
+    return rc;
+}
+
+/* Profiles with their weight and weighted sums, in time order. */
+static int profiles(struct rt_store *s, const struct rt_store_filter *f,
+                    const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
+{
+    struct rt_buf out;
+    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
+    int rc = run(s->be, f,
+                 "SELECT id, has_pid, profile_id, instance, has_version, version, time_ns, "
+                 "duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
+                 "has_counts, truncated_stacks, w, arraySum(arrayMap(r -> r * w, row_samples)), "
+                 "arraySum(arrayMap(r -> toFloat64(r) * w, row_values)) FROM ",
+                 ONE_THREAD, &out, err);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    struct rt__ch_strs strs = {0};
+    while (!rc && rt__ch_rd_more(&r)) {
+        rt__ch_strs_reset(&strs);
+        struct rt_profile_meta m = {.id = (int64_t)rt__ch_rd_u64(&r)};
+        bool has_pid = rt__ch_rd_u8(&r) != 0;
+        size_t pid = rt__ch_strs_read(&strs, &r), inst = rt__ch_strs_read(&strs, &r);
+        bool has_ver = rt__ch_rd_u8(&r) != 0;
+        size_t ver = rt__ch_strs_read(&strs, &r);
+        m.time_ns = rt__ch_rd_i64(&r);
+        m.duration_ns = rt__ch_rd_i64(&r);
+        m.period_ns = rt__ch_rd_i64(&r);
+        m.thread_cpu_ns = rt__ch_rd_i64(&r);
+        m.process_cpu_ns = rt__ch_rd_i64(&r);
+        m.samples = rt__ch_rd_f64(&r);
+        m.value_ns = rt__ch_rd_i64(&r);
+        m.has_counts = rt__ch_rd_u8(&r) != 0;
+        m.truncated_stacks = rt__ch_rd_u32(&r);
+        double w = rt__ch_rd_f64(&r), n = rt__ch_rd_f64(&r), v = rt__ch_rd_f64(&r);
+        if (r.bad) {
+            rc = rt__ch_bad_response("a window's profiles", err);
+            break;
+        }
+        m.profile_id = rt__ch_strs_get(&strs, pid, !has_pid);
+        m.instance = rt__ch_strs_get(&strs, inst, false);
+        m.version = rt__ch_strs_get(&strs, ver, !has_ver);
+        rc = cb->profile(ud, &m, w, n, v);
+    }
+    rt_buf_cleanup(&strs.buf);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+/* The local id of a frame or stack (0 when it has none). */
+static uint32_t local_id(struct rt_store *s, bool stack, uint64_t id)
+{
+    struct rt__ch *ch = s->be;
+    pthread_rwlock_rdlock(&s->dict_lock);
+    uint32_t lid = rt__ch_idmap_get(stack ? &ch->stack_ids : &ch->frame_ids, id);
+    pthread_rwlock_unlock(&s->dict_lock);
+    return lid;
+}
+
+/* Weighted sums per stack; the stacks get local ids first. */
+static int stacks(struct rt_store *s, const struct rt_store_filter *f,
+                  const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
+{
+    struct rt_buf out;
+    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
+    int rc = run(s->be, f, "SELECT stack, sum(s * w), sum(toFloat64(v) * w) FROM (SELECT "
+                           "stacks, row_samples, row_values, w FROM ",
+                 ") ARRAY JOIN stacks AS stack, row_samples AS s, row_values AS v "
+                 "WHERE s != 0 OR v != 0 GROUP BY stack ORDER BY stack" ONE_THREAD,
+                 &out, err);
+    size_t n = out.len / 24;
+    uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+    if (!rc && !ids)
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+    if (!rc && out.len % 24)
+        rc = rt__ch_bad_response("a window's stacks", err);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    for (size_t i = 0; !rc && i < n; i++) {
+        ids[i] = rt__ch_rd_u64(&r);
+        r.p += 16;
+    }
+    if (!rc)
+        rc = rt__ch_resolve_stacks(s, ids, n, err);
+    rt__ch_rd_init(&r, &out);
+    for (size_t i = 0; !rc && i < n; i++) {
+        uint64_t id = rt__ch_rd_u64(&r);
+        double samples = rt__ch_rd_f64(&r), value = rt__ch_rd_f64(&r);
+        uint32_t lid = local_id(s, true, id);
+        rc = lid ? cb->stack(ud, lid, samples, value)
+                 : rt_error_set(err, RT_EIO, "stack %016llx is missing", (unsigned long long)id);
+    }
+    free(ids);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+/* Weighted values per (instance, leaf frame). */
+static int instance_leaves(struct rt_store *s, const struct rt_store_filter *f,
+                           const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
+{
+    struct rt_buf out;
+    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
+    int rc = run(s->be, f, "SELECT instance, leaf, sum(toFloat64(v) * w) FROM (SELECT "
+                           "instance, row_leaves, row_samples, row_values, w FROM ",
+                 ") ARRAY JOIN row_leaves AS leaf, row_samples AS s, row_values AS v "
+                 "WHERE s != 0 OR v != 0 GROUP BY instance, leaf ORDER BY instance, leaf"
+                 ONE_THREAD, &out, err);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    struct rt__ch_strs strs = {0};
+    while (!rc && rt__ch_rd_more(&r)) {
+        rt__ch_strs_reset(&strs);
+        size_t inst = rt__ch_strs_read(&strs, &r);
+        uint64_t leaf = rt__ch_rd_u64(&r);
+        double v = rt__ch_rd_f64(&r);
+        uint32_t lid = local_id(s, false, leaf);
+        if (r.bad)
+            rc = rt__ch_bad_response("a window's instances", err);
+        else if (!lid)
+            rc = rt_error_set(err, RT_EIO, "frame %016llx is missing", (unsigned long long)leaf);
+        else
+            rc = cb->instance_leaf(ud, rt__ch_strs_get(&strs, inst, false), lid, v);
+    }
+    rt_buf_cleanup(&strs.buf);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+/* Per leaf frame, sum over profiles of x^2 / n (x its weighted samples in the profile). */
+static int leaf_s2(struct rt_store *s, const struct rt_store_filter *f,
+                   const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
+{
+    struct rt_buf out;
+    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
+    int rc = run(s->be, f,
+                 "SELECT leaf, sum(x * x / nt) FROM (SELECT id, leaf, sum(s * w) AS x, "
+                 "any(tot) AS nt FROM (SELECT id, row_leaves, row_samples, row_values, w, "
+                 "arraySum(arrayMap(r -> r * w, row_samples)) AS tot FROM ",
+                 ") ARRAY JOIN row_leaves AS leaf, row_samples AS s, row_values AS v "
+                 "WHERE (s != 0 OR v != 0) AND tot > 0 GROUP BY id, leaf) "
+                 "GROUP BY leaf ORDER BY leaf" ONE_THREAD, &out, err);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    while (!rc && rt__ch_rd_more(&r)) {
+        uint64_t leaf = rt__ch_rd_u64(&r);
+        double s2 = rt__ch_rd_f64(&r);
+        uint32_t lid = local_id(s, false, leaf);
+        if (r.bad)
+            rc = rt__ch_bad_response("a window's overdispersion", err);
+        else if (!lid)
+            rc = rt_error_set(err, RT_EIO, "frame %016llx is missing", (unsigned long long)leaf);
+        else
+            rc = cb->leaf_s2(ud, lid, s2);
+    }
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+int rt__ch_scan_window(struct rt_store *s, const struct rt_store_filter *f,
+                       const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
+{
+    int rc = profiles(s, f, cb, ud, err);
+    if (!rc)
+        rc = stacks(s, f, cb, ud, err);
+    if (!rc)
+        rc = instance_leaves(s, f, cb, ud, err);
+    if (!rc)
+        rc = leaf_s2(s, f, cb, ud, err);
+    return rc;
+}

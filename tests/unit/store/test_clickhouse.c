@@ -1,0 +1,329 @@
+/* Tests of the ClickHouse backend's wire helpers (server/src/store/clickhouse_http.c: string
+ * literals, RowBinary, the id map, cluster-unique ids, URIs), and, on whichever backend the
+ * suite runs against (ROOTTRACE_TEST_STORE), names made of awkward bytes and retention across
+ * month boundaries. */
+#include "store/clickhouse_int.h"
+#include "store_fixture.h"
+#include "store_scan.h"
+#include "test.h"
+
+static void test_quote(void)
+{
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    CHECK_INT(rt__ch_quote(&b, "a'b\\c\n\0\xff\x7f~", 10), 0);
+    CHECK_STR(b.data, "'a\\x27b\\x5cc\\x0a\\x00\\xff\\x7f~'");
+    b.len = 0;
+    CHECK_INT(rt__ch_quote_cstr(&b, NULL), 0);
+    CHECK_STR(b.data, "''");
+    rt_buf_cleanup(&b);
+}
+
+static void test_rowbinary(void)
+{
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    CHECK_INT(rt__ch_w_u8(&b, 200), 0);
+    CHECK_INT(rt__ch_w_u32(&b, 0xdeadbeef), 0);
+    CHECK_INT(rt__ch_w_u64(&b, UINT64_MAX - 1), 0);
+    CHECK_INT(rt__ch_w_i64(&b, INT64_MIN), 0);
+    CHECK_INT(rt__ch_w_f64(&b, 0.25), 0);
+    CHECK_INT(rt__ch_w_uvarint(&b, 300), 0);
+    CHECK_INT(rt__ch_w_str(&b, "x\0y", 3), 0);
+    CHECK_INT(rt__ch_w_cstr(&b, NULL), 0);
+    CHECK_INT(b.len, 1 + 4 + 8 + 8 + 8 + 2 + 4 + 1);
+    CHECK_INT((unsigned char)b.data[1], 0xef); /* little-endian */
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &b);
+    CHECK_INT(rt__ch_rd_u8(&r), 200);
+    CHECK(rt__ch_rd_u32(&r) == 0xdeadbeef);
+    CHECK(rt__ch_rd_u64(&r) == UINT64_MAX - 1);
+    CHECK(rt__ch_rd_i64(&r) == INT64_MIN);
+    CHECK(rt__ch_rd_f64(&r) == 0.25);
+    CHECK_INT(rt__ch_rd_uvarint(&r), 300);
+    size_t n;
+    const char *s = rt__ch_rd_str(&r, &n);
+    CHECK(n == 3 && memcmp(s, "x\0y", 3) == 0);
+    struct rt__ch_strs strs = {0};
+    rt__ch_strs_reset(&strs);
+    size_t i = rt__ch_strs_read(&strs, &r);
+    CHECK_STR(rt__ch_strs_get(&strs, i, false), "");
+    CHECK(rt__ch_strs_get(&strs, i, true) == NULL);
+    CHECK(!rt__ch_rd_more(&r) && !r.bad);
+    /* a short read is flagged and reads as zero from then on */
+    CHECK_INT(rt__ch_rd_u32(&r), 0);
+    CHECK(r.bad);
+    b.len = 3; /* a string whose length runs past the end */
+    b.data[0] = 10;
+    rt__ch_rd_init(&r, &b);
+    rt__ch_rd_str(&r, &n);
+    CHECK(r.bad && n == 0);
+    rt_buf_cleanup(&strs.buf);
+    rt_buf_cleanup(&b);
+}
+
+static void test_idmap(void)
+{
+    struct rt__ch_idmap m = {0};
+    CHECK_INT(rt__ch_idmap_get(&m, 42), 0);
+    for (uint32_t i = 1; i <= 20000; i++)
+        CHECK_INT(rt__ch_idmap_put(&m, (uint64_t)i * 0x9E3779B97F4A7C15ULL, i), 0);
+    int wrong = 0;
+    for (uint32_t i = 1; i <= 20000; i++)
+        wrong += rt__ch_idmap_get(&m, (uint64_t)i * 0x9E3779B97F4A7C15ULL) != i;
+    CHECK_INT(wrong, 0);
+    CHECK_INT(rt__ch_idmap_get(&m, 7), 0);
+    rt__ch_idmap_cleanup(&m);
+}
+
+static void test_ids(void)
+{
+    int64_t prev = 0;
+    int bad = 0;
+    for (int i = 0; i < 1000; i++) {
+        int64_t id = rt__ch_new_id(), seq = rt__ch_seq();
+        bad += id <= 0 || seq <= prev;
+        prev = seq;
+    }
+    CHECK_INT(bad, 0);
+}
+
+static void test_uris(void)
+{
+    struct rt_error err = {0};
+    CHECK(rt_store_open("clickhouse:", &err) == NULL);
+    CHECK_INT(err.code, RT_EINVAL);
+    CHECK(rt_store_open("clickhouse:http://127.0.0.1:1", &err) == NULL);
+    CHECK_INT(err.code, RT_EINVAL);
+    CHECK(rt_store_open("clickhouse:http://127.0.0.1:1/bad-name", &err) == NULL);
+    CHECK_INT(err.code, RT_EINVAL);
+    CHECK(rt_store_open("clickhouse:ftp://127.0.0.1:1/db", &err) == NULL);
+    CHECK_INT(err.code, RT_EINVAL);
+    /* nothing listens on port 1 */
+    CHECK(rt_store_open("clickhouse:http://127.0.0.1:1/db", &err) == NULL);
+    CHECK_INT(err.code, RT_EIO);
+    CHECK(strstr(err.msg, "unreachable") != NULL);
+    CHECK(rt_store_uri_is_remote("clickhouse:http://h/db"));
+    CHECK(!rt_store_uri_is_remote("sqlite:/x") && !rt_store_uri_is_remote(NULL));
+}
+
+/* Names come from profiled programs: quotes, backslashes, control bytes, invalid UTF-8. */
+static void test_odd_names(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    CHECK(rt_store_is_shared(s) == (fixture_clickhouse() != NULL));
+    const char *svc = "sh'op\\ \"x\"", *inst = "i\t1\n", *ver = "v'1\xff", *pid = "p'\\id";
+    struct rt_profile *p = fixture_profile(RT_PTYPE_CPU, svc, inst, ver, pid, T0, 10 * S);
+    fixture_add(p, "ma'in;ha\\ndle\x01;caf\xc3\xa9.\xff;x\ty", 3, 30);
+    fixture_add(p, "ma'in;%s'; DROP TABLE profiles; --", 1, 10);
+    struct rt_store_put_result r1, r2;
+    CHECK_INT(fixture_put(s, p, &r1), 0);
+    CHECK_INT(fixture_put(s, p, &r2), 0);
+    CHECK(!r1.duplicate && r2.duplicate && r1.id == r2.id);
+    struct rt_profile *plain = sample_profile("plain", "i-1", "p-1", T0, 10 * S);
+    CHECK_INT(fixture_put(s, plain, NULL), 0);
+    rt_profile_free(plain);
+    CHECK_INT(count_rows(dir, "frames"), 7 + 5);
+    CHECK_INT(count_rows(dir, "stacks"), 2 + 3);
+    rt_store_free(s);
+    s = open_dir(dir); /* a fresh dictionary: names come back from the store */
+    struct got g;
+    CHECK_INT(scan(s, svc, RT_PTYPE_CPU, T0, T0 + 10 * S, ver, inst, &g), 1);
+    CHECK_STR(g.p[0].instance, inst);
+    CHECK_STR(g.p[0].version, ver);
+    CHECK_STR(g.p[0].profile_id, pid);
+    CHECK(find_row(&g.p[0], "ma'in;ha\\ndle\x01;caf\xc3\xa9.\xff;x\ty") != NULL);
+    CHECK(find_row(&g.p[0], "ma'in;%s'; DROP TABLE profiles; --") != NULL);
+    CHECK_INT(rt_store_profile_count(s), 2);
+    rt_profile_free(p);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+/* Retention on both backends where they agree: whole months that ended before the cutoff
+ * (ClickHouse drops month partitions; SQLite deletes row by row). */
+static void test_retention_months(void)
+{
+    const int64_t oct = 1759276800LL * S, nov = 1761955200LL * S; /* 2025-10-01, 2025-11-01 */
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    for (int i = 0; i < 6; i++) {
+        struct rt_profile *p = fixture_profile(RT_PTYPE_CPU, "svc", "i", NULL, NULL,
+                                               (i < 4 ? oct : nov) + i * 3600 * S, 60 * S);
+        fixture_add(p, "a;b", 1, 1);
+        CHECK_INT(fixture_put(s, p, NULL), 0);
+        rt_profile_free(p);
+    }
+    struct rt_error err = {0};
+    CHECK_INT(rt_store_put_poll(s, "svc", "i", oct, &err), 0);
+    CHECK_INT(rt_store_put_poll(s, "svc", "i", nov + S, &err), 0);
+    int64_t deleted = 0;
+    CHECK_INT(rt_store_retain(s, nov, &deleted, &err), 0);
+    CHECK_INT(deleted, 4);
+    CHECK_INT(rt_store_profile_count(s), 2);
+    struct got g;
+    CHECK_INT(scan(s, "svc", RT_PTYPE_CPU, oct, nov + 86400 * S, NULL, NULL, &g), 2);
+    struct alive a = {0};
+    CHECK_INT(rt_store_scan_liveness(s, "svc", oct - S, nov + 2 * S, collect_alive, &a, &err), 0);
+    CHECK_INT(a.n, 1);
+    CHECK_INT(a.first[0], nov + S);
+    CHECK_INT(rt_store_retain(s, nov, &deleted, &err), 0);
+    CHECK_INT(deleted, 0);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+/* ---- rt_store_scan_window against sums computed here from rt_store_scan's rows ---- */
+
+struct sums {
+    struct rt_store *s;
+    int64_t from, to;
+    int profiles;
+    double weight, samples, value;  /* sums over profiles */
+    double st_s[8], st_v[8];        /* by stack, indexed by the stack's leaf name's first byte */
+    double il[4][8];                /* (instance digit, leaf) -> value */
+    double s2[8];                   /* leaf -> sum of x^2 / n */
+};
+
+static double weight_of(const struct rt_profile_meta *m, int64_t from, int64_t to)
+{
+    if (m->duration_ns <= 0)
+        return m->time_ns >= from && m->time_ns < to ? 1.0 : 0.0;
+    int64_t lo = m->time_ns > from ? m->time_ns : from;
+    int64_t end = m->time_ns + m->duration_ns, hi = end < to ? end : to;
+    return hi > lo ? (double)(hi - lo) / (double)m->duration_ns : 0.0;
+}
+
+/* The leaf of a stack as a small index: its name's first letter - 'a'. */
+static int leaf_of(struct rt_store *s, uint32_t stack_id)
+{
+    const uint32_t *frames;
+    size_t depth;
+    if (rt_store_stack(s, stack_id, &frames, &depth) || !depth)
+        return 7;
+    const char *name = rt_store_frame_name(s, frames[depth - 1]);
+    return name && name[0] >= 'a' && name[0] < 'h' ? name[0] - 'a' : 7;
+}
+
+static int sum_rows(void *ud, const struct rt_profile_meta *m, const struct rt_store_row *rows,
+                    size_t n)
+{
+    struct sums *x = ud;
+    double w = weight_of(m, x->from, x->to), tot = 0, self[8] = {0};
+    if (!(w > 0))
+        return 0;
+    x->profiles++;
+    x->weight += w;
+    for (size_t i = 0; i < n; i++) {
+        int leaf = leaf_of(x->s, rows[i].stack_id);
+        tot += rows[i].samples * w;
+        x->value += (double)rows[i].value_ns * w;
+        x->st_s[leaf] += rows[i].samples * w;
+        x->st_v[leaf] += (double)rows[i].value_ns * w;
+        x->il[m->instance[0] - '0'][leaf] += (double)rows[i].value_ns * w;
+        self[leaf] += rows[i].samples * w;
+    }
+    x->samples += tot;
+    for (int l = 0; l < 8 && tot > 0; l++)
+        x->s2[l] += self[l] * self[l] / tot;
+    return 0;
+}
+
+static int w_profile(void *ud, const struct rt_profile_meta *m, double w, double n, double v)
+{
+    struct sums *x = ud;
+    x->profiles++;
+    x->weight += w;
+    x->samples += n;
+    x->value += v;
+    return 0;
+}
+
+static int w_stack(void *ud, uint32_t id, double samples, double value)
+{
+    struct sums *x = ud;
+    int leaf = leaf_of(x->s, id);
+    x->st_s[leaf] += samples;
+    x->st_v[leaf] += value;
+    return 0;
+}
+
+static int w_instance_leaf(void *ud, const char *instance, uint32_t frame, double value)
+{
+    struct sums *x = ud;
+    const char *name = rt_store_frame_name(x->s, frame);
+    x->il[instance[0] - '0'][name && name[0] >= 'a' && name[0] < 'h' ? name[0] - 'a' : 7] +=
+        value;
+    return 0;
+}
+
+static int w_leaf_s2(void *ud, uint32_t frame, double s2)
+{
+    struct sums *x = ud;
+    const char *name = rt_store_frame_name(x->s, frame);
+    x->s2[name && name[0] >= 'a' && name[0] < 'h' ? name[0] - 'a' : 7] += s2;
+    return 0;
+}
+
+static void test_window_sums(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_error err = {0};
+    for (int k = 0; k < 9; k++) {
+        char inst[4];
+        snprintf(inst, sizeof(inst), "%d", k % 3);
+        struct rt_profile *p = fixture_profile(RT_PTYPE_CPU, "svc", inst, NULL, NULL,
+                                               T0 + k * 7 * S, k == 4 ? 0 : 10 * S);
+        fixture_add(p, "m;b", 1 + k, 100 * (1 + k));
+        fixture_add(p, "m;c", 0.5 * k, 3);
+        fixture_add(p, "m;b;d", k % 2, 7);
+        fixture_add(p, "m;e", 0, 0); /* neither samples nor value: left out */
+        CHECK_INT(fixture_put(s, p, NULL), 0);
+        rt_profile_free(p);
+    }
+    struct rt_store_filter f = {"svc", RT_PTYPE_CPU, T0 + 3 * S, T0 + 41 * S, NULL, NULL};
+    struct rt_store_window_cb cb = {w_profile, w_stack, w_instance_leaf, w_leaf_s2};
+    struct sums want = {.s = s, .from = f.from_ns, .to = f.to_ns}, got = want;
+    if (!rt_store_aggregates(s)) {
+        CHECK_INT(rt_store_scan_window(s, &f, &cb, &got, &err), RT_EINVAL);
+        rt_store_free(s);
+        fixture_rmdir(dir);
+        return;
+    }
+    CHECK_INT(rt_store_scan(s, &f, sum_rows, &want, &err), 0);
+    CHECK_INT(rt_store_scan_window(s, &f, &cb, &got, &err), 0);
+    CHECK_INT(got.profiles, want.profiles);
+    CHECK(want.profiles == 6); /* 0, 7, .., 35 s overlap [3, 41) (28 s, no length, weighs 1) */
+    CHECK_NEAR(got.weight, want.weight, 1e-12);
+    CHECK_NEAR(got.samples, want.samples, 1e-12);
+    CHECK_NEAR(got.value, want.value, 1e-12);
+    for (int l = 0; l < 8; l++) {
+        CHECK_NEAR(got.st_s[l], want.st_s[l], 1e-12);
+        CHECK_NEAR(got.st_v[l], want.st_v[l], 1e-12);
+        CHECK_NEAR(got.s2[l], want.s2[l], 1e-12);
+        for (int i = 0; i < 3; i++)
+            CHECK_NEAR(got.il[i][l], want.il[i][l], 1e-12);
+    }
+    CHECK(got.s2[1] > 0 && got.il[2][1] > 0);
+    /* every callback is needed */
+    struct rt_store_window_cb stop = cb;
+    stop.stack = NULL;
+    CHECK_INT(rt_store_scan_window(s, &f, &stop, &got, &err), RT_EINVAL);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+int main(void)
+{
+    RUN(test_quote);
+    RUN(test_rowbinary);
+    RUN(test_idmap);
+    RUN(test_ids);
+    RUN(test_uris);
+    RUN(test_odd_names);
+    RUN(test_retention_months);
+    RUN(test_window_sums);
+    return TEST_DONE();
+}
