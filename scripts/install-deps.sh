@@ -15,7 +15,10 @@ if [ $BUILD_ONLY -eq 0 ]; then
     # (PHPUnit, with and without ext-excimer; php-fpm driven through cgi-fcgi from
     # libfcgi-bin). Go, a JDK with Maven, and Node.js come with the machine (README); Maven
     # fetches JUnit on the Java SDK's first test run.
-    pkgs+=(python3-pytest curl chromium php-cli php-excimer phpunit php-fpm libfcgi-bin)
+    # clickhouse-server: the conformance suite's second backend (scripts/clickhouse.sh runs
+    # a private server of its own on free loopback ports; Debian's is 18.16, DESIGN §8).
+    pkgs+=(python3-pytest curl chromium php-cli php-excimer phpunit php-fpm libfcgi-bin
+           clickhouse-server)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -25,7 +25,8 @@ static int usage(void)
             "Every command but serve and health works on --data DIR (default ./roottrace-data),\n"
             "on --store URI (sqlite:PATH or clickhouse:http://HOST:8123/DB), or on a running\n"
             "server (--server URL, token in ROOTTRACE_TOKEN); --json prints\n"
-            "the API's JSON. Times are RFC 3339 or Unix seconds; durations 90s, 10m, 1h.\n");
+            "the API's JSON. Times are RFC 3339 or Unix seconds; durations 90s, 10m, 1h.\n"
+            "ROOTTRACE_STORE, when set and not empty, names the store as --store does.\n");
     return 2;
 }
 

@@ -165,3 +165,45 @@ def test_compose_file_validates_publishes_on_loopback_and_needs_the_token(tmp_pa
     assert any(v.startswith("roottrace-data:/data") for v in svc["volumes"]), svc["volumes"]
     r = compose_config(deploy, None)
     assert r.returncode != 0 and "write it in .env" in (r.stderr + r.stdout)
+
+
+def test_compose_clickhouse_profile_points_roottrace_at_clickhouse(tmp_path):
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    shutil.copy(os.path.join(REPO, "deploy", "compose.yaml"), deploy / "compose.yaml")
+    store = "clickhouse:http://clickhouse:8123/roottrace?user=roottrace&password=s3cret"
+    r = compose_config(deploy, "ROOTTRACE_BOOTSTRAP_TOKEN=rt_x_0123\nCOMPOSE_PROFILES=clickhouse\n"
+                               "CLICKHOUSE_PASSWORD=s3cret\nROOTTRACE_STORE=%s\n" % store)
+    assert r.returncode == 0, r.stderr
+    cfg = yaml.safe_load(r.stdout)
+    rt, ch = cfg["services"]["roottrace"], cfg["services"]["clickhouse"]
+    assert rt["environment"]["ROOTTRACE_STORE"] == store
+    assert ch["profiles"] == ["clickhouse"]
+    # The URI's host, database, user and password are the ClickHouse service's.
+    m = re.fullmatch(r"clickhouse:http://(\w+):8123/(\w+)\?user=(\w+)&password=(\w+)", store)
+    assert m.group(1) == "clickhouse"
+    assert (m.group(2), m.group(3), m.group(4)) == (ch["environment"]["CLICKHOUSE_DB"],
+                                                    ch["environment"]["CLICKHOUSE_USER"],
+                                                    ch["environment"]["CLICKHOUSE_PASSWORD"])
+    assert not ch.get("ports"), "ClickHouse is not published on the host"
+    # Without the ClickHouse lines the server keeps SQLite: ROOTTRACE_STORE is empty.
+    r = compose_config(deploy, "ROOTTRACE_BOOTSTRAP_TOKEN=rt_x_0123\n")
+    assert yaml.safe_load(r.stdout)["services"]["roottrace"]["environment"]["ROOTTRACE_STORE"] == ""
+
+
+def test_roottrace_store_environment_names_the_store_and_empty_means_data(tmp_path):
+    """The image's command passes --data /data; Compose's ROOTTRACE_STORE overrides it when
+    set, and an empty one (SQLite mode) leaves --data in charge."""
+    db = tmp_path / "elsewhere" / "rt.db"
+    env = dict(os.environ, ROOTTRACE_STORE="sqlite:%s" % db)
+    r = subprocess.run([BIN, "issue", "create", "--service", "s", "--at", "1700000000",
+                        "--data", str(tmp_path / "data"), "--json"],
+                       env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert db.exists() and not (tmp_path / "data").exists()
+    env["ROOTTRACE_STORE"] = ""
+    r = subprocess.run([BIN, "issue", "create", "--service", "s", "--at", "1700000000",
+                        "--data", str(tmp_path / "data"), "--json"],
+                       env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "data" / "roottrace.db").exists()

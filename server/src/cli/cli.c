@@ -72,8 +72,13 @@ int rt__cli_parse(struct cli *c, int argc, char **argv, const char *spec)
         c->nkeys++;
     }
     c->server = rt__cli_opt(c, "server", NULL);
-    /* --store URI (sqlite:PATH, clickhouse:http://HOST:PORT/DB) names the store itself */
-    c->data = rt__cli_opt(c, "store", rt__cli_opt(c, "data", "./roottrace-data"));
+    /* --store URI (sqlite:PATH, clickhouse:http://HOST:PORT/DB) names the store itself; a
+     * non-empty ROOTTRACE_STORE does the same when --store is absent (Compose sets it) */
+    const char *env_store = getenv("ROOTTRACE_STORE");
+    if (env_store && !*env_store)
+        env_store = NULL;
+    c->data = rt__cli_opt(c, "store", env_store ? env_store
+                                                : rt__cli_opt(c, "data", "./roottrace-data"));
     c->json = rt__cli_has(c, "json");
     return 0;
 }
