@@ -24,14 +24,14 @@ struct tree {
     bool diff;
     struct node *nodes;
     uint32_t n, cap;
-    struct rt__query_map children;     /* (parent << 32 | fn) -> node */
+    struct rt_u64map children;     /* (parent << 32 | fn) -> node */
     double win_total[2];               /* window totals (ns), for shares */
 };
 
 static int child_of(struct tree *t, uint32_t parent, uint32_t fn, uint32_t *out)
 {
     uint64_t key = ((uint64_t)parent << 32) | fn;
-    if (rt__query_map_find(&t->children, key, out))
+    if (rt_u64map_find(&t->children, key, out))
         return 0;
     if (t->n == t->cap) {
         if (t->cap > UINT32_MAX / 4)
@@ -43,7 +43,7 @@ static int child_of(struct tree *t, uint32_t parent, uint32_t fn, uint32_t *out)
         t->nodes = nodes;
         t->cap = cap;
     }
-    int rc = rt__query_map_put(&t->children, key, t->n);
+    int rc = rt_u64map_put(&t->children, key, t->n);
     if (rc)
         return rc;
     struct node *nd = &t->nodes[t->n];
@@ -277,7 +277,7 @@ static int walk(struct flat *fl, struct tree *t)
 json_t *rt__query_flame_json(const struct rt__query_ctx *c, bool diff, size_t max_nodes)
 {
     struct tree t = {.c = c, .diff = diff && c->nwin == 2};
-    rt__query_map_init(&t.children);
+    rt_u64map_init(&t.children);
     t.win_total[0] = c->win[0].value_ns;
     t.win_total[1] = c->nwin == 2 ? c->win[1].value_ns : 0;
     struct flat fl;
@@ -295,6 +295,6 @@ out_free:
     json_decref(fl.obj);
     rt_intern_cleanup(&fl.name_ids);
     free(t.nodes);
-    rt__query_map_cleanup(&t.children);
+    rt_u64map_cleanup(&t.children);
     return out;
 }

@@ -1,6 +1,6 @@
 /* Internal interface of the query engine: the aggregation context that the profile, diff
  * and merge answers share, the pure capacity (DESIGN §7) and significance (DESIGN §6)
- * functions, and a small integer hash map. Nothing outside server/src/query includes it. */
+ * functions. Nothing outside server/src/query includes it. */
 #ifndef RT_QUERY_INTERNAL_H
 #define RT_QUERY_INTERNAL_H
 
@@ -14,6 +14,7 @@
 #include "rt/profile.h"
 #include "rt/query.h"
 #include "rt/store.h"
+#include "rt/u64map.h"
 
 /* Most flame graph nodes an answer carries (root excluded); the rest is pruned, smallest
  * totals first, and the flame graph says "truncated": true (docs/internals/query.md). */
@@ -38,22 +39,6 @@
     "capacity estimate assuming the window's average rate holds for a month; not a bill"
 #define RT__QUERY_UNPROFILED_NOTE                                                              \
     "instances alive in the window without profiles are not included in cpu_s"
-
-/* ---- map.c: open-addressing map from a 64-bit key to a 32-bit value ---- */
-
-struct rt__query_map {
-    uint64_t *keys;  /* slot keys */
-    uint32_t *vals;  /* slot values + 1; 0 = empty slot */
-    size_t cap;      /* slots, a power of two (0 before the first put) */
-    size_t n;        /* occupied slots */
-};
-
-void rt__query_map_init(struct rt__query_map *m);
-void rt__query_map_cleanup(struct rt__query_map *m);
-/* Sets *val and returns true when key is present. */
-bool rt__query_map_find(const struct rt__query_map *m, uint64_t key, uint32_t *val);
-/* Inserts key (which must be absent) with val < UINT32_MAX. Returns 0 or RT_ENOMEM. */
-int rt__query_map_put(struct rt__query_map *m, uint64_t key, uint32_t val);
 
 /* ---- window.c: aggregation of store scans ---- */
 
@@ -173,16 +158,16 @@ struct rt__query_ctx {
     struct rt__query_win win[2];
     struct rt__query_fn *fns;        /* distinct functions */
     uint32_t nfns, cap_fns;
-    struct rt__query_map fn_map;     /* frame id -> function index */
+    struct rt_u64map fn_map;     /* frame id -> function index */
     struct rt__query_stack *stacks;  /* distinct stacks */
     uint32_t nstacks, cap_stacks;
-    struct rt__query_map stack_map;  /* store stack id -> stack index */
+    struct rt_u64map stack_map;  /* store stack id -> stack index */
     uint32_t *fpool;                 /* stacks' function indexes, root first */
     size_t nfpool, cap_fpool;
     struct rt_intern insts;          /* instance names -> instance index */
     struct rt__query_instfn *instfn; /* per (window, instance, function) self values */
     uint32_t ninstfn, cap_instfn;
-    struct rt__query_map instfn_map; /* (window, instance, function) -> instfn index */
+    struct rt_u64map instfn_map; /* (window, instance, function) -> instfn index */
     uint32_t *touched;               /* scratch: functions touched by the current profile */
     uint32_t cap_touched;
     uint32_t seq;                    /* scratch stamp counter */

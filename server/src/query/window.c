@@ -47,9 +47,9 @@ void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum 
     c->nwin = nwin < 1 ? 1 : nwin > 2 ? 2 : nwin;
     for (int k = 0; k < 2; k++)
         c->win[k].all_counts = true;
-    rt__query_map_init(&c->fn_map);
-    rt__query_map_init(&c->stack_map);
-    rt__query_map_init(&c->instfn_map);
+    rt_u64map_init(&c->fn_map);
+    rt_u64map_init(&c->stack_map);
+    rt_u64map_init(&c->instfn_map);
     rt_intern_init(&c->insts);
 }
 
@@ -67,9 +67,9 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     free(c->fpool);
     free(c->instfn);
     free(c->touched);
-    rt__query_map_cleanup(&c->fn_map);
-    rt__query_map_cleanup(&c->stack_map);
-    rt__query_map_cleanup(&c->instfn_map);
+    rt_u64map_cleanup(&c->fn_map);
+    rt_u64map_cleanup(&c->stack_map);
+    rt_u64map_cleanup(&c->instfn_map);
     rt_intern_cleanup(&c->insts);
     memset(c, 0, sizeof(*c));
 }
@@ -94,11 +94,11 @@ static int reserve32(void **p, uint32_t *cap, size_t need, size_t elem)
 
 static int fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out)
 {
-    if (rt__query_map_find(&c->fn_map, frame_id, out))
+    if (rt_u64map_find(&c->fn_map, frame_id, out))
         return 0;
     int rc = reserve32((void **)&c->fns, &c->cap_fns, (size_t)c->nfns + 1, sizeof(*c->fns));
     if (!rc)
-        rc = rt__query_map_put(&c->fn_map, frame_id, c->nfns);
+        rc = rt_u64map_put(&c->fn_map, frame_id, c->nfns);
     if (rc)
         return rc;
     memset(&c->fns[c->nfns], 0, sizeof(c->fns[0]));
@@ -109,7 +109,7 @@ static int fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out)
 
 static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out)
 {
-    if (rt__query_map_find(&c->stack_map, stack_id, out))
+    if (rt_u64map_find(&c->stack_map, stack_id, out))
         return 0;
     const uint32_t *frames = NULL;
     size_t depth = 0;
@@ -125,7 +125,7 @@ static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out
     for (size_t j = 0; !rc && j < depth; j++)
         rc = fn_index(c, frames[j], &c->fpool[c->nfpool + j]);
     if (!rc)
-        rc = rt__query_map_put(&c->stack_map, stack_id, c->nstacks);
+        rc = rt_u64map_put(&c->stack_map, stack_id, c->nstacks);
     if (rc)
         return rc;
     struct rt__query_stack *st = &c->stacks[c->nstacks];
@@ -171,11 +171,11 @@ static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn
 {
     uint64_t key = ((uint64_t)k << 63) | ((uint64_t)inst << 32) | fn;
     uint32_t i;
-    if (!rt__query_map_find(&c->instfn_map, key, &i)) {
+    if (!rt_u64map_find(&c->instfn_map, key, &i)) {
         int rc = reserve32((void **)&c->instfn, &c->cap_instfn, (size_t)c->ninstfn + 1,
                            sizeof(*c->instfn));
         if (!rc)
-            rc = rt__query_map_put(&c->instfn_map, key, c->ninstfn);
+            rc = rt_u64map_put(&c->instfn_map, key, c->ninstfn);
         if (rc)
             return rc;
         i = c->ninstfn++;

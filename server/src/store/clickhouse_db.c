@@ -156,8 +156,8 @@ static void ch_free(struct rt_store *s)
     for (size_t i = 0; i < ch->nidle; i++)
         curl_easy_cleanup(ch->idle[i]);
     pthread_mutex_destroy(&ch->pool_lock);
-    rt__ch_idmap_cleanup(&ch->frame_ids);
-    rt__ch_idmap_cleanup(&ch->stack_ids);
+    rt_u64map_cleanup(&ch->frame_ids);
+    rt_u64map_cleanup(&ch->stack_ids);
     free(ch->url);
     free(ch->db);
     free(ch);

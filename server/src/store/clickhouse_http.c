@@ -1,6 +1,6 @@
 /* ClickHouse backend, the wire: statements POSTed over ClickHouse's HTTP interface with a
  * small pool of curl handles, string literals escaped byte by byte, RowBinary rows written
- * and read, the 64-bit -> local id map, and cluster-unique ids. */
+ * and read, and cluster-unique ids. */
 #include <sodium.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -9,64 +9,6 @@
 
 #include "clickhouse_int.h"
 #include "rt/timeutil.h"
-
-/* ---- id map ---- */
-
-void rt__ch_idmap_cleanup(struct rt__ch_idmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof(*m));
-}
-
-static size_t slot_of(uint64_t key, size_t cap)
-{
-    return (size_t)(key * 0x9E3779B97F4A7C15ULL >> 7) & (cap - 1);
-}
-
-uint32_t rt__ch_idmap_get(const struct rt__ch_idmap *m, uint64_t key)
-{
-    if (!m->cap)
-        return 0;
-    for (size_t j = slot_of(key, m->cap); m->vals[j]; j = (j + 1) & (m->cap - 1))
-        if (m->keys[j] == key)
-            return m->vals[j];
-    return 0;
-}
-
-static void idmap_insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key, uint32_t v)
-{
-    size_t j = slot_of(key, cap);
-    while (vals[j])
-        j = (j + 1) & (cap - 1);
-    keys[j] = key;
-    vals[j] = v;
-}
-
-int rt__ch_idmap_put(struct rt__ch_idmap *m, uint64_t key, uint32_t val)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 1024;
-        uint64_t *keys = calloc(cap, sizeof(*keys));
-        uint32_t *vals = calloc(cap, sizeof(*vals));
-        if (!keys || !vals) {
-            free(keys);
-            free(vals);
-            return RT_ENOMEM;
-        }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->vals[i])
-                idmap_insert(keys, vals, cap, m->keys[i], m->vals[i]);
-        free(m->keys);
-        free(m->vals);
-        m->keys = keys;
-        m->vals = vals;
-        m->cap = cap;
-    }
-    idmap_insert(m->keys, m->vals, m->cap, key, val);
-    m->n++;
-    return 0;
-}
 
 /* ---- HTTP ---- */
 

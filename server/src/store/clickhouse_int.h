@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "rt/buf.h"
+#include "rt/u64map.h"
 #include "store_int.h"
 
 /* Schema version this roottrace writes (the schema_version table). */
@@ -42,14 +43,6 @@ enum {
 
 struct rt__ch_commit;
 
-/* Open-addressing map from a 64-bit ClickHouse id to a local 32-bit id. */
-struct rt__ch_idmap {
-    uint64_t *keys;  /* slot keys */
-    uint32_t *vals;  /* local ids; 0 = empty slot (local ids start at 1) */
-    size_t cap;      /* slots, a power of two (0 before the first put) */
-    size_t n;        /* occupied slots */
-};
-
 /* The backend's state (rt_store.be). */
 struct rt__ch {
     char *url;                     /* "http://host:port/?database=DB[&user settings]" */
@@ -58,8 +51,8 @@ struct rt__ch {
     CURL *idle[RT__CH_POOL];       /* idle handles */
     size_t nidle;
     /* Guarded by rt_store.dict_lock, like the dictionary they index: */
-    struct rt__ch_idmap frame_ids; /* ClickHouse frame id -> local frame id */
-    struct rt__ch_idmap stack_ids; /* ClickHouse stack id -> local stack id */
+    struct rt_u64map frame_ids;    /* ClickHouse frame id -> local frame id */
+    struct rt_u64map stack_ids;    /* ClickHouse stack id -> local stack id */
     uint32_t nframes, nstacks;     /* local ids handed out */
     /* Group commit of uploads (clickhouse_commit.c): */
     pthread_mutex_t commit_lock;   /* guards the queue and stopping */
@@ -72,11 +65,12 @@ struct rt__ch {
 
 /* ---- clickhouse_http.c ---- */
 
-void rt__ch_idmap_cleanup(struct rt__ch_idmap *m);
-/* The local id of key, or 0. */
-uint32_t rt__ch_idmap_get(const struct rt__ch_idmap *m, uint64_t key);
-/* Inserts key (absent) -> val (> 0). Returns 0 or RT_ENOMEM. */
-int rt__ch_idmap_put(struct rt__ch_idmap *m, uint64_t key, uint32_t val);
+/* The local id of a 64-bit ClickHouse id in m (rt/u64map.h; local ids start at 1), or 0. */
+static inline uint32_t rt__ch_idmap_get(const struct rt_u64map *m, uint64_t key)
+{
+    uint32_t v;
+    return rt_u64map_find(m, key, &v) ? v : 0;
+}
 
 /* Runs sql. With data (n bytes, e.g. RowBinary rows of an INSERT ... FORMAT RowBinary) sql
  * goes in the URL and data is the body; else sql is the body. The response body goes into

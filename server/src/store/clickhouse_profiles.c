@@ -33,7 +33,7 @@ struct put_ctx {
     struct rt__ch *ch;
     int64_t now_ns;
     struct rt_buf frames, stacks, profiles, events, services, uploads, versions, deploys;
-    struct rt__ch_idmap seen_frames, seen_stacks; /* written by this call: id -> 1 */
+    struct rt_u64map seen_frames, seen_stacks; /* written by this call: id -> 1 */
     struct new_entry *nf, *ns;                     /* new frames and stacks */
     size_t nnf, cap_nf, nns, cap_ns;
     uint64_t *pool;                                /* new stacks' frame ids */
@@ -44,7 +44,7 @@ struct put_ctx {
     size_t cap_rows;
 };
 
-static bool known(struct rt_store *s, struct rt__ch_idmap *m, uint64_t id)
+static bool known(struct rt_store *s, struct rt_u64map *m, uint64_t id)
 {
     pthread_rwlock_rdlock(&s->dict_lock);
     bool k = rt__ch_idmap_get(m, id) != 0;
@@ -60,7 +60,7 @@ static int frame_id(struct put_ctx *c, const char *name, size_t len, uint64_t *i
     if (rt__ch_idmap_get(&c->seen_frames, h) || known(c->s, &c->ch->frame_ids, h))
         return 0;
     if (rt_array_grow((void **)&c->nf, &c->cap_nf, c->nnf + 1, sizeof(*c->nf)) ||
-        rt__ch_idmap_put(&c->seen_frames, h, 1) || rt__ch_w_u64(&c->frames, h) ||
+        rt_u64map_put(&c->seen_frames, h, 1) || rt__ch_w_u64(&c->frames, h) ||
         rt__ch_w_str(&c->frames, name, len))
         return RT_ENOMEM;
     c->nf[c->nnf++] = (struct new_entry){h, name, len, 0};
@@ -81,7 +81,7 @@ static int stack_id(struct put_ctx *c, const uint64_t *frames, size_t depth, uin
         return 0;
     if (rt_array_grow((void **)&c->ns, &c->cap_ns, c->nns + 1, sizeof(*c->ns)) ||
         rt_array_grow((void **)&c->pool, &c->cap_pool, c->npool + n, sizeof(*c->pool)) ||
-        rt__ch_idmap_put(&c->seen_stacks, h, 1) || rt__ch_w_u64(&c->stacks, h) ||
+        rt_u64map_put(&c->seen_stacks, h, 1) || rt__ch_w_u64(&c->stacks, h) ||
         rt__ch_w_uvarint(&c->stacks, n))
         return RT_ENOMEM;
     for (size_t i = 0; i < n; i++)
@@ -287,7 +287,7 @@ static void publish(struct put_ctx *c)
             continue;
         uint32_t lid = ch->nframes + 1;
         if (rt__store_dict_add_frame(&c->s->dict, lid, e->name, e->len, e->id) ||
-            rt__ch_idmap_put(&ch->frame_ids, e->id, lid))
+            rt_u64map_put(&ch->frame_ids, e->id, lid))
             break; /* only costs a reload later */
         ch->nframes = lid;
     }
@@ -298,7 +298,7 @@ static void publish(struct put_ctx *c)
             ok = (local[k] = rt__ch_idmap_get(&ch->frame_ids, c->pool[e->off + k])) != 0;
         uint32_t lid = ch->nstacks + 1;
         if (!ok || rt__store_dict_add_stack(&c->s->dict, lid, local, e->len, e->id) ||
-            rt__ch_idmap_put(&ch->stack_ids, e->id, lid))
+            rt_u64map_put(&ch->stack_ids, e->id, lid))
             continue;
         ch->nstacks = lid;
     }
@@ -324,8 +324,8 @@ int rt__ch_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t
         publish(&c);
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         rt_buf_cleanup(bufs[i]);
-    rt__ch_idmap_cleanup(&c.seen_frames);
-    rt__ch_idmap_cleanup(&c.seen_stacks);
+    rt_u64map_cleanup(&c.seen_frames);
+    rt_u64map_cleanup(&c.seen_stacks);
     free(c.nf);
     free(c.ns);
     free(c.pool);

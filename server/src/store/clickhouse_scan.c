@@ -155,7 +155,7 @@ static int select_ids(struct rt__ch *ch, const char *cols, const char *table,
 /* Collects into c->ids the stack ids of ids[0..n) this process has no local id for. */
 static int missing_stacks(struct scan_ctx *c, const uint64_t *ids, size_t n)
 {
-    struct rt__ch_idmap seen = {0};
+    struct rt_u64map seen = {0};
     int rc = 0;
     c->nids = 0;
     pthread_rwlock_rdlock(&c->s->dict_lock);
@@ -163,13 +163,13 @@ static int missing_stacks(struct scan_ctx *c, const uint64_t *ids, size_t n)
         uint64_t id = ids[i];
         if (rt__ch_idmap_get(&c->ch->stack_ids, id) || rt__ch_idmap_get(&seen, id))
             continue;
-        rc = rt__ch_idmap_put(&seen, id, 1) ||
+        rc = rt_u64map_put(&seen, id, 1) ||
              rt_array_grow((void **)&c->ids, &c->cap_ids, c->nids + 1, sizeof(*c->ids));
         if (!rc)
             c->ids[c->nids++] = id;
     }
     pthread_rwlock_unlock(&c->s->dict_lock);
-    rt__ch_idmap_cleanup(&seen);
+    rt_u64map_cleanup(&seen);
     return rc ? RT_ENOMEM : 0;
 }
 
@@ -194,7 +194,7 @@ static int load_frames(struct scan_ctx *c, const uint64_t *ids, size_t n, struct
             continue;
         uint32_t lid = c->ch->nframes + 1;
         if (rt__store_dict_add_frame(&c->s->dict, lid, name, len, id) ||
-            rt__ch_idmap_put(&c->ch->frame_ids, id, lid))
+            rt_u64map_put(&c->ch->frame_ids, id, lid))
             rc = rt_error_set(err, RT_ENOMEM, "out of memory");
         else
             c->ch->nframes = lid;
@@ -207,7 +207,7 @@ static int load_frames(struct scan_ctx *c, const uint64_t *ids, size_t n, struct
 /* The frame ids of a stacks answer that have no local id, into c->ids. */
 static int missing_frames(struct scan_ctx *c, const struct rt_buf *stacks)
 {
-    struct rt__ch_idmap seen = {0};
+    struct rt_u64map seen = {0};
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, stacks);
     int rc = 0;
@@ -220,14 +220,14 @@ static int missing_frames(struct scan_ctx *c, const struct rt_buf *stacks)
             uint64_t f = rt__ch_rd_u64(&r);
             if (rt__ch_idmap_get(&c->ch->frame_ids, f) || rt__ch_idmap_get(&seen, f))
                 continue;
-            rc = rt__ch_idmap_put(&seen, f, 1) ||
+            rc = rt_u64map_put(&seen, f, 1) ||
                  rt_array_grow((void **)&c->ids, &c->cap_ids, c->nids + 1, sizeof(*c->ids));
             if (!rc)
                 c->ids[c->nids++] = f;
         }
     }
     pthread_rwlock_unlock(&c->s->dict_lock);
-    rt__ch_idmap_cleanup(&seen);
+    rt_u64map_cleanup(&seen);
     return rc ? RT_ENOMEM : 0;
 }
 
@@ -254,7 +254,7 @@ static int add_stacks(struct scan_ctx *c, const struct rt_buf *stacks, struct rt
             continue;
         uint32_t lid = c->ch->nstacks + 1;
         if (rt__store_dict_add_stack(&c->s->dict, lid, local, (size_t)depth, id) ||
-            rt__ch_idmap_put(&c->ch->stack_ids, id, lid))
+            rt_u64map_put(&c->ch->stack_ids, id, lid))
             rc = rt_error_set(err, RT_ENOMEM, "out of memory");
         else
             c->ch->nstacks = lid;

@@ -64,16 +64,17 @@ static void test_rowbinary(void)
 
 static void test_idmap(void)
 {
-    struct rt__ch_idmap m = {0};
+    struct rt_u64map m;
+    rt_u64map_init(&m);
     CHECK_INT(rt__ch_idmap_get(&m, 42), 0);
     for (uint32_t i = 1; i <= 20000; i++)
-        CHECK_INT(rt__ch_idmap_put(&m, (uint64_t)i * 0x9E3779B97F4A7C15ULL, i), 0);
+        CHECK_INT(rt_u64map_put(&m, (uint64_t)i * 0x9E3779B97F4A7C15ULL, i), 0);
     int wrong = 0;
     for (uint32_t i = 1; i <= 20000; i++)
         wrong += rt__ch_idmap_get(&m, (uint64_t)i * 0x9E3779B97F4A7C15ULL) != i;
     CHECK_INT(wrong, 0);
     CHECK_INT(rt__ch_idmap_get(&m, 7), 0);
-    rt__ch_idmap_cleanup(&m);
+    rt_u64map_cleanup(&m);
 }
 
 static void test_ids(void)

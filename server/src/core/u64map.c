@@ -1,8 +1,9 @@
-/* An open-addressing hash map from 64-bit keys to 32-bit values, for the query hot path
- * (stack ids, frame ids, (window, instance, function) triples). */
+/* An open-addressing hash map from 64-bit keys to 32-bit values (rt/u64map.h), for hot paths
+ * (stack ids, frame ids, (window, instance, function) triples, ClickHouse ids). */
 #include <stdlib.h>
 
-#include "query_internal.h"
+#include "rt/err.h"
+#include "rt/u64map.h"
 
 static size_t slot_of(uint64_t key, size_t cap)
 {
@@ -11,7 +12,7 @@ static size_t slot_of(uint64_t key, size_t cap)
     return (size_t)h & (cap - 1);
 }
 
-void rt__query_map_init(struct rt__query_map *m)
+void rt_u64map_init(struct rt_u64map *m)
 {
     m->keys = NULL;
     m->vals = NULL;
@@ -19,14 +20,14 @@ void rt__query_map_init(struct rt__query_map *m)
     m->n = 0;
 }
 
-void rt__query_map_cleanup(struct rt__query_map *m)
+void rt_u64map_cleanup(struct rt_u64map *m)
 {
     free(m->keys);
     free(m->vals);
-    rt__query_map_init(m);
+    rt_u64map_init(m);
 }
 
-bool rt__query_map_find(const struct rt__query_map *m, uint64_t key, uint32_t *val)
+bool rt_u64map_find(const struct rt_u64map *m, uint64_t key, uint32_t *val)
 {
     if (!m->cap)
         return false;
@@ -49,7 +50,7 @@ static void insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key, uin
     vals[i] = v1;
 }
 
-static int grow(struct rt__query_map *m)
+static int grow(struct rt_u64map *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 256;
     if (cap > SIZE_MAX / sizeof(uint64_t))
@@ -72,7 +73,7 @@ static int grow(struct rt__query_map *m)
     return 0;
 }
 
-int rt__query_map_put(struct rt__query_map *m, uint64_t key, uint32_t val)
+int rt_u64map_put(struct rt_u64map *m, uint64_t key, uint32_t val)
 {
     if ((m->n + 1) * 2 > m->cap) { /* load factor at most 1/2 */
         int rc = grow(m);
