@@ -144,7 +144,11 @@ static int profile_rows(struct put_ctx *c, const struct rt_profile *p, size_t *n
     return 0;
 }
 
-/* The id of a stored profile with p's (profile_id, type) in p's service, or 0. */
+/* The id of a stored profile with p's (profile_id, type) in p's service and with p's start, or
+ * 0. A retried upload carries the same start, and the start keeps the lookup on the primary
+ * key (service, type, time_ns): without it 18.16 reads every profile_id of the service, and
+ * uploads slow down as the store grows. A profile_id reused with another start is stored, and
+ * counted once all the same (reads keep one row per dedup key). */
 static int find_duplicate(struct put_ctx *c, const struct rt_profile *p, int64_t *id,
                           struct rt_error *err)
 {
@@ -156,7 +160,8 @@ static int find_duplicate(struct put_ctx *c, const struct rt_profile *p, int64_t
     rt_buf_init(&out, 0);
     rt_buf_puts(&sql, "SELECT id FROM profiles WHERE service = ");
     rt__ch_quote_cstr(&sql, p->service);
-    rt_buf_printf(&sql, " AND type = %d AND has_pid = 1 AND profile_id = ", (int)p->type);
+    rt_buf_printf(&sql, " AND type = %d AND time_ns = %lld AND has_pid = 1 AND profile_id = ",
+                  (int)p->type, (long long)p->time_ns);
     rt__ch_quote_cstr(&sql, p->profile_id);
     rt_buf_puts(&sql, " ORDER BY id LIMIT 1 FORMAT RowBinary");
     int rc = rt__ch_run(c->ch, &sql, &out, err);
