@@ -111,6 +111,11 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h $(call libs_of,cli)
 bench-sdk: deps all
 	bench/sdk_overhead/run.sh
 
+# Stores side by side: SQLite and a private ClickHouse at 1x and 10x (docs/performance.md).
+.PHONY: bench-store
+bench-store: deps
+	BUILD=$(BUILD) bench/store.sh $(BENCH_STORE_ARGS)
+
 # The web UI (ui/, DESIGN §10): vite builds ui/dist when npm is present (npm ci from the
 # lockfile first); scripts/embed-ui.py compiles ui/dist into the http module, or a page saying
 # the UI was not built when it is absent, so the server always builds.

@@ -23,8 +23,8 @@
 extern char **environ;
 
 #define SERVICE "bench-diff"
-#define T0_NS INT64_C(1700000000000000000)
-#define PROFILE_NS INT64_C(6000000000)   /* each profile covers 6 s, back to back */
+#define T0_NS BENCH_T0_NS
+#define PROFILE_NS BENCH_PROFILE_NS       /* each profile covers 6 s, back to back */
 #define STORE_BATCH 100                  /* profiles per rt_store_put_profiles when building */
 
 struct opts {
@@ -36,163 +36,6 @@ struct opts {
     uint64_t seed;
     bool merge_ref;     /* also time `go tool pprof -proto` merging the 600 files */
 };
-
-/* splitmix64: a small seeded generator, so every run builds the same store. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(uint64_t *s)
-{
-    return (rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* A Poisson draw of mean lambda (Knuth below 30, a rounded normal above). */
-static double rng_poisson(uint64_t *s, double lambda)
-{
-    if (lambda <= 0)
-        return 0;
-    if (lambda >= 30) {
-        double u1 = rng_unit(s), u2 = rng_unit(s);
-        double g = sqrt(-2 * log(u1 > 0 ? u1 : 1e-300)) * cos(2 * M_PI * u2);
-        double v = floor(lambda + sqrt(lambda) * g + 0.5);
-        return v > 0 ? v : 0;
-    }
-    double l = exp(-lambda), p = 1;
-    int k = 0;
-    do {
-        k++;
-        p *= rng_unit(s);
-    } while (p > l);
-    return k - 1;
-}
-
-/* The source profile, parsed once, and the function the current window grows. */
-struct source {
-    struct rt_profile *p;
-    uint32_t grow_id;     /* frame id (in p) of the grown function */
-    double scale;         /* per-stack mean = samples * scale (source duration -> 6 s) */
-    int64_t period_ns;
-};
-
-struct leaf {
-    uint32_t id;
-    int64_t self_ns;
-};
-
-static int cmp_leaf(const void *a, const void *b)
-{
-    const struct leaf *x = a, *y = b;
-    return (x->self_ns < y->self_ns) - (x->self_ns > y->self_ns);
-}
-
-/* Picks the grown function: the one named, else the 5th by self value (large enough to
- * matter, small enough that tripling it does not swamp the profile). */
-static int pick_grow(struct source *src, const char *name)
-{
-    struct rt_profile *p = src->p;
-    if (name) {
-        int64_t id = rt_intern_find(&p->frames, rt_str_from(name));
-        if (id < 0) {
-            fprintf(stderr, "bench_diff: no frame %s in the source profile\n", name);
-            return -1;
-        }
-        src->grow_id = (uint32_t)id;
-        return 0;
-    }
-    struct leaf *l = calloc(p->frames.count, sizeof(*l));
-    if (!l)
-        return -1;
-    for (uint32_t i = 0; i < p->frames.count; i++)
-        l[i].id = i;
-    for (size_t k = 0; k < p->nstacks; k++) {
-        const struct rt_profile_stack *st = &p->stacks[k];
-        l[p->frame_ids[st->off + st->depth - 1]].self_ns += st->value_ns;
-    }
-    qsort(l, p->frames.count, sizeof(*l), cmp_leaf);
-    src->grow_id = l[p->frames.count > 4 ? 4 : 0].id;
-    free(l);
-    return 0;
-}
-
-static int load_source(struct source *src, const struct opts *o)
-{
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", o->data, o->file);
-    size_t len;
-    unsigned char *data = bench_read_file(path, &len);
-    if (!data) {
-        fprintf(stderr, "bench_diff: cannot read %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    struct rt_ingest_limits lim;
-    struct rt_ingest_params q;
-    rt_ingest_limits_default(&lim);
-    rt_ingest_params_init(&q);
-    struct rt_profile *ps[2];
-    size_t np = 0;
-    struct rt_error err = {0};
-    int rc = rt_ingest_parse(data, len, &q, &lim, ps, &np, &err);
-    free(data);
-    if (rc || np == 0) {
-        fprintf(stderr, "bench_diff: rt_ingest_parse %s: %s\n", path, err.msg);
-        return -1;
-    }
-    for (size_t k = 1; k < np; k++)
-        rt_profile_free(ps[k]);
-    src->p = ps[0];
-    src->period_ns = src->p->period_ns > 0 ? src->p->period_ns : 10000000;
-    src->scale = src->p->duration_ns > 0 ? (double)PROFILE_NS / src->p->duration_ns : 1.0;
-    if (pick_grow(src, o->grow))
-        return -1;
-    return 0;
-}
-
-/* Copy k of the source: stack counts drawn Poisson around the source's rate over 6 s, the
- * grown function's stacks (leaf = it) with mean times factor when cur is set. */
-static struct rt_profile *derive(const struct source *src, size_t k, bool cur, double factor,
-                                 uint64_t *rng)
-{
-    const struct rt_profile *s = src->p;
-    struct rt_profile *p = rt_profile_new(s->type);
-    if (!p)
-        return NULL;
-    char id[64];
-    snprintf(id, sizeof(id), "bench-%08zx-0000-4000-8000-00000000diff", k);
-    if (rt_profile_set_str(&p->service, SERVICE) || rt_profile_set_str(&p->instance, "bench-0") ||
-        rt_profile_set_str(&p->runtime, "go") || rt_profile_set_str(&p->profile_id, id))
-        goto out_free;
-    p->time_ns = T0_NS + (int64_t)k * PROFILE_NS;
-    p->duration_ns = PROFILE_NS;
-    p->period_ns = src->period_ns;
-    p->has_counts = true;
-    /* Same frame ids as the source: intern its names in id order. */
-    for (uint32_t f = 0; f < s->frames.count; f++) {
-        uint32_t got;
-        struct rt_str name = {s->frames.strs[f], s->frames.lens[f]};
-        if (rt_intern_get(&p->frames, name, &got) || got != f)
-            goto out_free;
-    }
-    for (size_t j = 0; j < s->nstacks; j++) {
-        const struct rt_profile_stack *st = &s->stacks[j];
-        const uint32_t *ids = &s->frame_ids[st->off];
-        double mean = st->samples * src->scale;
-        if (cur && ids[st->depth - 1] == src->grow_id)
-            mean *= factor;
-        double n = rng_poisson(rng, mean);
-        if (n > 0 && rt_profile_add_stack_ids(p, ids, st->depth, n,
-                                              (int64_t)n * src->period_ns))
-            goto out_free;
-    }
-    return p;
-out_free:
-    rt_profile_free(p);
-    return NULL;
-}
 
 static int write_file(const char *path, const void *data, size_t len)
 {
@@ -217,7 +60,7 @@ static int export_to(const struct rt_profile *p, const char *path)
 
 /* Builds the store: 2 * per_window profiles, baseline then current, batched. With filedir
  * set, each profile is also exported to filedir/{base,cur}-NNNN.pb.gz. */
-static int build_store(struct rt_store *s, const struct source *src, const struct opts *o,
+static int build_store(struct rt_store *s, const struct bench_source *src, const struct opts *o,
                        const char *filedir, size_t *nrows)
 {
     uint64_t rng = o->seed;
@@ -227,7 +70,7 @@ static int build_store(struct rt_store *s, const struct source *src, const struc
     struct rt_error err = {0};
     for (size_t k = 0; k < total; k++) {
         bool cur = k >= o->per_window;
-        struct rt_profile *p = derive(src, k, cur, o->factor, &rng);
+        struct rt_profile *p = bench_derive(src, SERVICE, "bench-0", k, k, cur, o->factor, &rng);
         if (!p)
             return -1;
         batch[nb++] = p;
@@ -253,7 +96,7 @@ static int build_store(struct rt_store *s, const struct source *src, const struc
     return 0;
 }
 
-static void diff_req(struct rt_query_diff_req *r, const struct source *src, size_t per_window)
+static void diff_req(struct rt_query_diff_req *r, const struct bench_source *src, size_t per_window)
 {
     int64_t w = (int64_t)per_window * PROFILE_NS;
     memset(r, 0, sizeof(*r));
@@ -266,7 +109,7 @@ static void diff_req(struct rt_query_diff_req *r, const struct source *src, size
 }
 
 /* Times rt_query_diff (one warm-up, then the median of o->runs) and reports the ranking. */
-static int time_diff(struct rt_store *s, const struct source *src, const struct opts *o,
+static int time_diff(struct rt_store *s, const struct bench_source *src, const struct opts *o,
                      double *median_ms, bool *grown_first)
 {
     struct rt_query_diff_req r;
@@ -319,7 +162,7 @@ static int time_diff(struct rt_store *s, const struct source *src, const struct 
 }
 
 /* Merges one window with rt_query_merge and exports it to path; returns the merge ms. */
-static double merge_window(struct rt_store *s, const struct source *src, int64_t from,
+static double merge_window(struct rt_store *s, const struct bench_source *src, int64_t from,
                            int64_t to, const char *path)
 {
     struct rt_store_filter f = {.service = SERVICE, .type = src->p->type, .from_ns = from,
@@ -549,8 +392,8 @@ int main(int argc, char **argv)
     struct opts o;
     if (parse_opts(argc, argv, &o))
         return 2;
-    struct source src = {0};
-    if (load_source(&src, &o))
+    struct bench_source src = {0};
+    if (bench_load_source(&src, o.data, o.file, o.grow))
         return 1;
     printf("== bench_diff: %s (%s, %zu stacks, %u frames), 2 windows x %zu profiles of 6 s\n",
            o.file, rt_ptype_name(src.p->type), src.p->nstacks, src.p->frames.count,

@@ -14,19 +14,8 @@
 #include "rt/profile.h"
 #include "rt/store.h"
 
-/* The cpu and wall pprof files of ../shared/data/pprof that ingest should accept; any it
- * refuses is skipped with the reason. The anon file is a raw (not gzip) pprof. */
-static const char *const FILES[] = {
-    "gdu__default.pgo",           "google-pprof__large.cpu.pb.gz",
-    "parca__fib.pb.gz",           "parca__labels.pb.gz",
-    "pprofutils__labelframes.in.pprof", "pprofutils__anon.in.pprof",
-    "parca__fgprof.pb.gz",        "google-pprof__sample.cpu.pb.gz",
-};
-#define NFILES (sizeof(FILES) / sizeof(FILES[0]))
-
-/* Profile start of upload i: distinct per upload, 10 s apart, so nothing dedups. */
-#define T0_NS INT64_C(1700000000000000000)
-#define STEP_NS INT64_C(10000000000)
+#define FILES BENCH_INGEST_FILES
+#define NFILES BENCH_INGEST_NFILES
 
 /* One input file, loaded once, and what each pass spent on it. */
 struct input {
@@ -97,16 +86,11 @@ static size_t gunzip_size(const unsigned char *in, size_t len)
     return rc == Z_STREAM_END ? total : 0;
 }
 
+/* Upload i of an input: service "bench-ingest", the file as instance (bench.h). */
 static void params_for(struct rt_ingest_params *q, const struct input *in, size_t i, char *id,
                        size_t idsize)
 {
-    rt_ingest_params_init(q);
-    snprintf(id, idsize, "bench-%08zx-0000-4000-8000-000000000000", i);
-    q->service = "bench-ingest";
-    q->instance = in->name;
-    q->runtime = "go";
-    q->profile_id = id;
-    q->start_ns = T0_NS + (int64_t)i * STEP_NS;
+    bench_upload_params(q, "bench-ingest", in->name, i, id, idsize);
 }
 
 /* Loads the files and keeps those ingest accepts. Returns how many were kept. */

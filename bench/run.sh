@@ -62,4 +62,5 @@ END {
 }' "$out/diff.txt"
 echo
 echo "== SDK overhead (Node and Python SDKs on/off, a real server): make bench-sdk"
+echo "== Stores (SQLite and ClickHouse side by side, 1x and 10x): make bench-store"
 exit $status
