@@ -20,11 +20,16 @@ const staleIntervals = 3
 // idleCheck is how often an idle goroutine looks at the control state anyway.
 const idleCheck = 500 * time.Millisecond
 
+// reactWait is the longest a poll waits for the profiler to act on the last control
+// change before it computes the status it sends.
+const reactWait = time.Second
+
 // control is what the control plane last said; replaced whole, read without a lock.
 type control struct {
 	cfg     *remoteConfig // the last valid config; nil before one or after an invalid one
 	validAt time.Time     // when a valid config (200 or 304) last arrived
 	refused bool          // an upload got 409 since the last 200 config
+	gen     uint64        // set by setControl: 1, 2, ... in the order stored
 }
 
 // staleAt returns when the config stops counting as fresh.
@@ -71,12 +76,15 @@ type agent struct {
 	declined     bool          // the last StartCPUProfile failed: someone else holds it
 	pollInterval time.Duration // from the last valid config, else the default
 
-	etag      string       // sent on the next poll (under mu)
-	polls     atomic.Int64 // config requests started
-	holding   atomic.Bool  // our own CPU profile is running
-	profiling atomic.Bool  // profiling (holding, or in the off part of a duty cycle)
-	starts    atomic.Int64 // successful StartCPUProfile calls
-	samples   atomic.Int64 // samples in the profiles made (the SDK's own left out)
+	etag      string        // sent on the next poll (under mu)
+	polls     atomic.Int64  // config requests started
+	holding   atomic.Bool   // our own CPU profile is running
+	profiling atomic.Bool   // profiling (holding, or in the off part of a duty cycle)
+	starts    atomic.Int64  // successful StartCPUProfile calls
+	samples   atomic.Int64  // samples in the profiles made (the SDK's own left out)
+	ctlGen    atomic.Uint64 // generation of the last control stored
+	reacted   atomic.Uint64 // generation of the last control the profiler acted on
+	reactCh   chan struct{} // signalled when reacted is stored
 
 	wake       chan struct{}      // wakes the profiler: config change or stop
 	stopCh     chan struct{}      // closed by stop
@@ -96,7 +104,7 @@ func newAgent(opts Config, lim limits) (*agent, error) {
 		return nil, err
 	}
 	a := &agent{opts: opts, lim: lim, http: c, pollInterval: lim.defaultPoll,
-		wake: make(chan struct{}, 1), stopCh: make(chan struct{}),
+		wake: make(chan struct{}, 1), reactCh: make(chan struct{}, 1), stopCh: make(chan struct{}),
 		profDone: make(chan struct{}), upDone: make(chan struct{}), pollDone: make(chan struct{})}
 	a.up = newUploader(a)
 	a.ctl.Store(&control{})
@@ -107,10 +115,46 @@ func newAgent(opts Config, lim limits) (*agent, error) {
 
 func (a *agent) control() *control { return a.ctl.Load().(*control) }
 
-// setControl replaces the control state and wakes the profiler.
+// setControl replaces the control state (c, new, not shared) and wakes the profiler.
+// The poller calls it, and the uploader on a 409.
 func (a *agent) setControl(c *control) {
+	a.mu.Lock() // generations in the order stored, whichever goroutine stores
+	c.gen = a.ctlGen.Add(1)
 	a.ctl.Store(c)
+	a.mu.Unlock()
 	a.signal()
+}
+
+// actedOn records that the profiler has acted on control c (started, declined, stopped
+// or kept profiling under it), so that the status is up to date for c.
+func (a *agent) actedOn(c *control) {
+	if c.gen > a.reacted.Load() {
+		a.reacted.Store(c.gen)
+	}
+	select {
+	case a.reactCh <- struct{}{}:
+	default:
+	}
+}
+
+// awaitReaction waits, at most reactWait, until the profiler has acted on the current
+// control state: a poll sent right after a change then carries the status that follows
+// from it (declined, profiling), not the one from before.
+func (a *agent) awaitReaction() {
+	if a.reacted.Load() >= a.control().gen {
+		return
+	}
+	t := time.NewTimer(reactWait)
+	defer t.Stop()
+	for a.reacted.Load() < a.control().gen {
+		select {
+		case <-a.reactCh:
+		case <-t.C:
+			return
+		case <-a.stopCh:
+			return
+		}
+	}
 }
 
 func (a *agent) signal() {

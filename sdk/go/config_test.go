@@ -142,6 +142,16 @@ func TestStartRefusesBadOptionsAndReportsThem(t *testing.T) {
 		{Config{Server: "ftp://x", Key: "k", Service: "s"}, "error: server must be an http:// or https:// URL"},
 		{Config{Server: "http://x", Key: "k", Service: "a/b"}, "error: invalid service name (contains '/')"},
 		{Config{Server: "http://x", Key: "k", Service: "s", Instance: "a\nb"}, "error: invalid instance name (control character U+000A)"},
+		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: -time.Second, Every: time.Minute}},
+			"error: invalid duty cycle (On -1s, Every 60s): On must be positive (at least 1s is used) and Every longer than On"},
+		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: 10 * time.Second}},
+			"error: invalid duty cycle (On 10s, Every 0s): On must be positive (at least 1s is used) and Every longer than On"},
+		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: 10 * time.Second, Every: 10 * time.Second}},
+			"error: invalid duty cycle (On 10s, Every 10s): On must be positive (at least 1s is used) and Every longer than On"},
+		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: time.Nanosecond, Every: 500 * time.Millisecond}},
+			"error: invalid duty cycle (On 1e-09s, Every 0.5s): On must be positive (at least 1s is used) and Every longer than On"},
+		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{Every: time.Minute}},
+			"error: invalid duty cycle (On 0s, Every 60s): On must be positive (at least 1s is used) and Every longer than On"},
 	} {
 		if err := Start(c.cfg); err == nil {
 			t.Errorf("%+v: no error", c.cfg)
@@ -169,5 +179,23 @@ func TestEnvironmentFallbacksAndInstanceID(t *testing.T) {
 	}
 	if a.report().Status != "disabled: not started" {
 		t.Fatal(a.report().Status)
+	}
+}
+
+// A valid duty cycle: a short On is made 1 s; the zero value is back to back.
+func TestDutyCycleClamp(t *testing.T) {
+	for _, c := range []struct {
+		in, want DutyCycle
+	}{
+		{DutyCycle{On: time.Nanosecond, Every: 2 * time.Second}, DutyCycle{On: time.Second, Every: 2 * time.Second}},
+		{DutyCycle{On: 10 * time.Second, Every: time.Minute}, DutyCycle{On: 10 * time.Second, Every: time.Minute}},
+		{DutyCycle{}, DutyCycle{}},
+	} {
+		a, err := newAgentFromConfig(Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: c.in}, defaultLimits())
+		if err != nil {
+			t.Errorf("%+v: %v", c.in, err)
+		} else if a.opts.DutyCycle != c.want || a.opts.DutyCycle.active() != (c.want != DutyCycle{}) {
+			t.Errorf("%+v: %+v", c.in, a.opts.DutyCycle)
+		}
 	}
 }

@@ -317,9 +317,49 @@ func (p *rawProfile) valueIndex(typ, unit string) int {
 	return -1
 }
 
+// goStackLimit is the most frames Go's CPU profiler records per sample (maxCPUProfStack
+// in runtime/cpuprof.go: 64 in Go 1.21 to 1.26): one PC per logical frame, inlined calls
+// included, so a stack Go cut has at least 64 frames once converted (runtime/pprof may
+// add the inlined callers of the last PC). The root side beyond it is lost.
+const goStackLimit = 64
+
+// truncatedFrame is the synthetic root frame of a stack cut short (DESIGN §4, the
+// server's and the other SDKs' convention).
+const truncatedFrame = "(truncated)"
+
+// naturalRoots are the frames a whole Go stack can end in even when it fills the
+// runtime's 64 frames: where Go's unwinder stops (runtime.goexit, which runtime/pprof
+// leaves out, runtime.mstart, runtime.rt0_go, and the stack switches runtime.mcall,
+// runtime.morestack, runtime.systemstack), the main goroutine's runtime.main, and the
+// pseudo-frames of a sample Go could not unwind.
+var naturalRoots = map[string]bool{
+	"runtime.goexit": true, "runtime.main": true, "runtime.mstart": true, "runtime.mstart0": true,
+	"runtime.rt0_go": true, "runtime.mcall": true, "runtime.morestack": true,
+	"runtime.systemstack": true, "runtime._System": true, "runtime._GC": true,
+	"runtime._ExternalCode": true, "runtime._VDSO": true,
+}
+
+// markTruncated marks a stack (leaf first) that Go cut at its 64-frame limit with a
+// truncatedFrame root, then keeps at most maxDepth frames: a deeper stack keeps its
+// leaf-side maxDepth-1 frames under truncatedFrame. A goroutine's stack that fills the 64
+// frames with only runtime.goexit beyond them is marked too: the two look alike.
+func markTruncated(frames []string, maxDepth int) []string {
+	if n := len(frames); n >= goStackLimit && !naturalRoots[frames[n-1]] {
+		frames = append(frames, truncatedFrame)
+	}
+	if maxDepth < 1 {
+		maxDepth = 1
+	}
+	if len(frames) > maxDepth {
+		frames = append(frames[:maxDepth-1], truncatedFrame)
+	}
+	return frames
+}
+
 // convertCPUProfile turns runtime/pprof's CPU profile (gzipped or not) into the samples of
 // a canonical cpu profile: stacks of `package.function` frames (one per Line, leaf first),
-// at most maxDepth frames (leaf side kept), identical stacks merged, samples labelled
+// a stack Go cut at its 64 frames under a "(truncated)" root, at most maxDepth frames
+// (a deeper stack keeps its leaf side under "(truncated)"), identical stacks merged, samples labelled
 // roottrace=sdk left out, at most maxStacks distinct stacks (the lightest beyond it
 // folded into one "(trimmed)" stack), heaviest first. It also returns Go's period (ns).
 func convertCPUProfile(data []byte, maxDepth, maxStacks int) ([]sample, int64, error) {
@@ -347,9 +387,7 @@ func convertCPUProfile(data []byte, maxDepth, maxStacks int) ([]sample, int64, e
 		for _, loc := range s.locs {
 			frames = p.frameNames(loc, frames)
 		}
-		if len(frames) > maxDepth {
-			frames = frames[:maxDepth]
-		}
+		frames = markTruncated(frames, maxDepth)
 		key := strings.Join(frames, "\x00")
 		j, ok := byKey[key]
 		if !ok {

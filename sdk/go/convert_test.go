@@ -164,8 +164,9 @@ func TestConvertInliningUnsymbolizedDepthAndMerge(t *testing.T) {
 	if got := strings.Join(samples[1].stack, ";"); got != "libc.so.6.[unknown];main.leaf;main.inlinedInto;main.root" {
 		t.Fatalf("%q", got)
 	}
-	samples, _, _ = convertCPUProfile(prof.b, 2, 100) // leaf side kept; now both stacks merge? no: leaves differ
-	if strings.Join(samples[0].stack, ";") != "main.leaf;main.inlinedInto" || len(samples[1].stack) != 2 {
+	samples, _, _ = convertCPUProfile(prof.b, 2, 100) // leaf side kept under (truncated); leaves differ
+	if strings.Join(samples[0].stack, ";") != "main.leaf;(truncated)" || len(samples[1].stack) != 2 ||
+		samples[1].stack[1] != truncatedFrame {
 		t.Fatalf("%+v", samples)
 	}
 	samples, _, _ = convertCPUProfile(prof.b, 256, 1) // one distinct stack, the rest trimmed
@@ -174,5 +175,100 @@ func TestConvertInliningUnsymbolizedDepthAndMerge(t *testing.T) {
 	}
 	if _, _, err := convertCPUProfile([]byte{0x0a, 0xff}, 256, 10); err == nil {
 		t.Fatal("malformed profile accepted")
+	}
+}
+
+//go:noinline
+func deepRecurse(n int, d time.Duration) uint64 {
+	if n == 0 {
+		return burnCPU(d)
+	}
+	return deepRecurse(n-1, d) + 1
+}
+
+// Go's CPU profiler keeps at most 64 frames (the leaf side): a real deep recursion's
+// stack comes out as 64 frames under a "(truncated)" root, a shallow one unmarked.
+func TestConvertRealDeepStackMarkedTruncated(t *testing.T) {
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		t.Skip("CPU profiler in use (go test -cpuprofile?)")
+	}
+	done := make(chan uint64)
+	go func() { done <- deepRecurse(1000, 400*time.Millisecond) }()
+	appSideBurn(400 * time.Millisecond)
+	<-done
+	pprof.StopCPUProfile()
+
+	for _, depth := range []int{256, 40} {
+		samples, _, err := convertCPUProfile(buf.Bytes(), depth, 20000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deep, shallow := 0, 0
+		for _, s := range samples {
+			n := len(s.stack)
+			root := s.stack[n-1]
+			switch {
+			case strings.Contains(strings.Join(s.stack, ";"), ".deepRecurse;") && !strings.HasSuffix(root, "Truncated.func1"):
+				want := goStackLimit + 1
+				if depth < want {
+					want = depth
+				}
+				if root != truncatedFrame || n != want || s.stack[n-2] != pkgPath+".deepRecurse" {
+					t.Fatalf("depth %d: deep stack of %d frames, root %q: %v", depth, n, root, s.stack)
+				}
+				deep++
+			case root == "testing.tRunner":
+				shallow++
+			}
+			for _, f := range s.stack[:n-1] {
+				if f == truncatedFrame {
+					t.Fatalf("(truncated) not at the root: %v", s.stack)
+				}
+			}
+			if n < goStackLimit && n < depth && root == truncatedFrame {
+				t.Fatalf("shallow stack marked: %v", s.stack)
+			}
+		}
+		if deep == 0 || shallow == 0 {
+			t.Fatalf("depth %d: %d deep, %d shallow stacks: %+v", depth, deep, shallow, samples)
+		}
+	}
+}
+
+// The rule on its own: 64 frames or more and no natural root means Go cut the stack.
+func TestMarkTruncated(t *testing.T) {
+	stack := func(n int, root string) []string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = "main.f"
+		}
+		if root != "" {
+			s[n-1] = root
+		}
+		return s
+	}
+	for _, c := range []struct {
+		frames   []string
+		depth    int
+		wantLen  int
+		wantRoot string
+	}{
+		{stack(63, ""), 256, 63, "main.f"},                       // below the limit: whole
+		{stack(64, ""), 256, 65, truncatedFrame},                 // at the limit: cut by Go
+		{stack(66, ""), 256, 67, truncatedFrame},                 // inlined callers of the last PC added
+		{stack(64, "runtime.main"), 256, 64, "runtime.main"},     // exactly 64 to the main goroutine's root
+		{stack(64, "runtime.mstart"), 256, 64, "runtime.mstart"}, // a system stack, whole
+		{stack(64, ""), 64, 64, truncatedFrame},                  // 63 kept + (truncated)
+		{stack(10, ""), 4, 4, truncatedFrame},                    // the config's depth
+		{stack(10, ""), 1, 1, truncatedFrame},
+		{stack(3, ""), 3, 3, "main.f"},
+	} {
+		in := append([]string(nil), c.frames...)
+		got := markTruncated(in, c.depth)
+		if len(got) != c.wantLen || got[len(got)-1] != c.wantRoot {
+			t.Errorf("%d frames (root %s), depth %d: %d frames, root %s", len(c.frames),
+				c.frames[len(c.frames)-1], c.depth, len(got), got[len(got)-1])
+		}
 	}
 }

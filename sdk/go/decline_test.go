@@ -5,6 +5,7 @@
 package roottrace
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +173,43 @@ func TestDutyCycleLeavesTheProfilerFree(t *testing.T) {
 	}
 	if a.report().State != StateProfiling {
 		t.Fatalf("%+v", a.report())
+	}
+}
+
+// The poll sent right after a change carries the status that follows from it: turned on
+// while the application holds the CPU profiler, the re-poll says declined, not profiling.
+func TestRepollAfterChangeCarriesTheNewStatus(t *testing.T) {
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		t.Skip("CPU profiler in use (go test -cpuprofile?)")
+	}
+	defer pprof.StopCPUProfile()
+	f := newFakeCP(t)
+	f.setConfig("enabled", false, "poll_interval_s", 3)
+	a := testAgent(t, f.url(), func(l *limits) { l.repollMin = 0 })
+	// The second poll is held (etag, wait=3); the change ends it.
+	if !waitFor(5*time.Second, func() bool { return len(f.allPolls()) >= 2 }) {
+		t.Fatalf("%d polls", len(f.allPolls()))
+	}
+	time.Sleep(300 * time.Millisecond)
+	t0 := time.Now()
+	f.setConfig("enabled", true)
+	if !waitFor(2*time.Second, func() bool { return len(f.pollsSince(t0)) >= 1 }) {
+		t.Fatalf("no re-poll: %+v", a.report())
+	}
+	if got := f.pollsSince(t0)[0].q["status"]; got != declined {
+		t.Fatalf("re-poll sent status %q, want %q", got, declined)
+	}
+	if a.report().Status != declined || a.starts.Load() != 0 {
+		t.Fatalf("%+v, %d starts", a.report(), a.starts.Load())
+	}
+	// Turned off again: the re-poll says disabled.
+	t1 := time.Now()
+	f.setConfig("enabled", false)
+	if !waitFor(2*time.Second, func() bool { return len(f.pollsSince(t1)) >= 1 }) {
+		t.Fatalf("no re-poll: %+v", a.report())
+	}
+	if got := f.pollsSince(t1)[0].q["status"]; got != "disabled" {
+		t.Fatalf("re-poll sent status %q", got)
 	}
 }

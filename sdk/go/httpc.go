@@ -101,16 +101,16 @@ func (c *httpClient) do(ctx context.Context, method, path string, q url.Values, 
 func (c *httpClient) closeIdle() { c.client.CloseIdleConnections() }
 
 // serverMessage returns the `message` of the server's JSON error answer, or a short
-// excerpt of the body.
+// excerpt of the body, on one line (whitespace runs made one space).
 func serverMessage(body []byte) string {
 	var e struct {
 		Message string `json:"message"`
 	}
 	if json.Unmarshal(body, &e) == nil && e.Message != "" {
-		return e.Message
+		return clip(oneLine(e.Message), 200)
 	}
-	if len(body) > 120 {
-		body = body[:120]
+	if len(body) > 400 {
+		body = body[:400]
 	}
-	return string(body)
+	return clip(oneLine(string(body)), 120)
 }

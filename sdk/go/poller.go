@@ -5,8 +5,11 @@ package roottrace
 
 import (
 	"errors"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // currentPollInterval returns the last valid config's poll interval (kept across an
@@ -48,6 +51,7 @@ func (a *agent) pollLoop() {
 // pollOnce sends one config request and applies its answer. It returns true when a held
 // request returned a changed config.
 func (a *agent) pollOnce() bool {
+	a.awaitReaction() // the status after the last change, once the profiler acted on it
 	q := a.commonParams()
 	q.Set("status", a.statusString())
 	q.Set("interval_us", strconv.Itoa(goSamplingIntervalUS))
@@ -135,11 +139,49 @@ func trimPrefix(s, p string) string {
 	return s
 }
 
-// shortErr returns err's message, at most 120 characters.
+// shortErr returns err's message for a status or LastError: a *url.Error (net/http's
+// `Get "http://...?instance=...": cause`) unwrapped to its cause, so that the cause is
+// kept and the request's URL and query string never show; any other URL's query string
+// left out; runs of whitespace made one space; at most 120 characters.
 func shortErr(err error) string {
-	s := err.Error()
-	if len(s) > 120 {
-		s = s[:120]
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		err = ue.Err
 	}
-	return s
+	return clip(oneLine(dropQueries(err.Error())), 120)
+}
+
+// dropQueries cuts the query string ("?..." up to a space or quote) off every URL in s.
+func dropQueries(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			break
+		}
+		end := i + strings.IndexAny(s[i:]+" ", " \t\n\"'`")
+		u := s[:end]
+		if q := strings.IndexByte(s[i:end], '?'); q >= 0 {
+			u = s[:i+q]
+		}
+		b.WriteString(u)
+		s = s[end:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// oneLine returns s with every run of whitespace (newlines included) made one space,
+// trimmed.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clip returns s cut to at most n bytes, on a UTF-8 boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -57,10 +57,12 @@ func (a *agent) profileLoop() {
 			a.profiling.Store(false)
 			a.setDeclined(false)
 			retryAt = time.Time{}
+			a.actedOn(c)
 			a.waitWake(now.Add(idleCheck))
 			continue
 		}
 		if now.Before(retryAt) {
+			a.actedOn(c)
 			a.waitWake(retryAt)
 			continue
 		}
@@ -68,9 +70,11 @@ func (a *agent) profileLoop() {
 		if s == nil {
 			a.profiling.Store(false)
 			retryAt = now.Add(a.currentPollInterval())
+			a.actedOn(c)
 			continue
 		}
 		a.profiling.Store(true)
+		a.actedOn(c)
 		retryAt = a.runSessions(s, c.cfg)
 	}
 	a.profiling.Store(false)
@@ -122,6 +126,7 @@ func (a *agent) runSessions(s *session, cfg *remoteConfig) time.Time {
 		now := time.Now()
 		off := a.stopping() || !c.allows(now)
 		if !off && now.Before(end) {
+			a.actedOn(c)
 			continue // woken early: look at the (maybe new) config again
 		}
 		pprof.StopCPUProfile() // ours: startSession succeeded
@@ -146,6 +151,7 @@ func (a *agent) runSessions(s *session, cfg *remoteConfig) time.Time {
 			}
 			return dutyStart.Add(duty.Every) // the duty cycle's off part
 		}
+		a.actedOn(c)
 		s = next
 	}
 }

@@ -53,14 +53,17 @@ type Config struct {
 	Version string
 	// DutyCycle, when set, holds the CPU profiler only part of the time, so that the
 	// application's own /debug/pprof/profile works in the rest. Zero: profiles back to
-	// back, the profiler always held while profiling is on.
+	// back, the profiler always held while profiling is on. An invalid one (see
+	// DutyCycle) makes Start return an error.
 	DutyCycle DutyCycle
 }
 
 // DutyCycle profiles for On at the start of every period Every, and leaves Go's CPU
-// profiler free for the rest (e.g. On: 10 * time.Second, Every: time.Minute). On is at
-// least 1 s; Every must be longer than On, else profiling is back to back. Capacity
-// estimates stay right: the server counts config polls as liveness (DESIGN §7).
+// profiler free for the rest (e.g. On: 10 * time.Second, Every: time.Minute). The zero
+// value profiles back to back. Otherwise On must be positive (a shorter On than 1 s is
+// made 1 s) and Every longer than On: Start refuses anything else (a negative or missing
+// On, Every not longer than On) with an error, and does not profile. Capacity estimates
+// stay right: the server counts config polls as liveness (DESIGN §7).
 type DutyCycle struct {
 	On    time.Duration // profiling part of each period
 	Every time.Duration // length of the period
@@ -149,8 +152,16 @@ func newAgentFromConfig(c Config, lim limits) (*agent, error) {
 	} else if p := nameProblem(c.Instance); p != "" {
 		return nil, fmt.Errorf("invalid instance name (%s)", p)
 	}
-	if c.DutyCycle.active() && c.DutyCycle.On < lim.dutyOnMin {
-		c.DutyCycle.On = lim.dutyOnMin
+	if d := &c.DutyCycle; *d != (DutyCycle{}) {
+		on := d.On
+		if on > 0 && on < lim.dutyOnMin {
+			on = lim.dutyOnMin
+		}
+		if on <= 0 || d.Every <= on {
+			return nil, fmt.Errorf("invalid duty cycle (On %gs, Every %gs): On must be positive (at least %gs is used) and Every longer than On",
+				d.On.Seconds(), d.Every.Seconds(), lim.dutyOnMin.Seconds())
+		}
+		d.On = on
 	}
 	return newAgent(c, lim)
 }

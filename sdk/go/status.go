@@ -24,10 +24,10 @@ const reasonMax = 200
 // statusRE is the status grammar, for tests and for anyone checking a status string.
 var statusRE = regexp.MustCompile(`^(profiling|disabled|waiting|unavailable|declined|error)(: [\x20-\x7e]{1,200})?$`)
 
-// cleanReason returns reason as printable ASCII (anything else becomes '?'), trimmed, at
-// most 200 characters.
+// cleanReason returns reason on one line (whitespace runs become one space) as printable
+// ASCII (anything else becomes '?'), trimmed, at most 200 characters.
 func cleanReason(reason string) string {
-	b := []byte(strings.TrimSpace(reason))
+	b := []byte(oneLine(reason))
 	out := make([]byte, 0, len(b))
 	for _, r := range string(b) {
 		if r < 0x20 || r > 0x7e {

@@ -95,7 +95,7 @@ func (u *uploader) uploadOne(ctx context.Context) uploadOutcome {
 	}
 	res, err := u.a.http.do(ctx, "POST", "/api/v1/profiles", q, p.body, u.a.lim.uploadDeadline, 4096)
 	if err != nil {
-		u.setErr("upload failed: " + err.Error())
+		u.setErr("upload failed: " + shortErr(err))
 		return uploadRetry
 	}
 	var out uploadOutcome
