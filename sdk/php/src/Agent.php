@@ -16,7 +16,8 @@ final class Agent
     public readonly Limits $limits;     // clamp bounds (compiled except in tests)
     public readonly string $service;    // service name
     public readonly string $instance;   // `<hostname>-<fpm pool or cli>` unless given
-    public readonly Spool $spool;       // the shared spool directory
+    public readonly Spool $spool;       // the shared spool directory (in use)
+    private string $spoolDir;           // the spool directory asked for
     private ?string $fatal = null;      // status that stops profiling (unavailable, bad options)
     private ?string $server = null;     // base URL, null when the options are unusable
     private string $key = '';           // ingest key
@@ -52,7 +53,7 @@ final class Agent
         $this->root = is_string($o['root'] ?? null) ? rtrim($o['root'], '/') : null;
         $dir = is_string($o['spool_dir'] ?? null) && $o['spool_dir'] !== '' ? $o['spool_dir']
             : Spool::defaultDir($this->service, $this->instance);
-        $this->spool = new Spool($dir, $this->limits);
+        $this->spoolDir = $dir;
         $why = self::optionsProblem($o);
         if ($why === null) {
             $u = parse_url($o['server']);
@@ -64,6 +65,16 @@ final class Agent
                 $this->key = $o['key'];
             }
         }
+        if ($why === null && !Spool::usable($dir)) {
+            // Nothing can be cached or spooled: not profiling. The status still reaches the
+            // server, polled with the state kept in a fallback directory (one poll per
+            // poll period and the failure backoff, across processes); when that directory
+            // is not writable either, nothing is polled.
+            $why = 'spool directory ' . self::shorten($dir, 150) . ' not writable';
+            $dir = Spool::defaultDir($this->service, $this->instance) . '-fallback-'
+                . substr(hash('sha256', $dir), 0, 8);
+        }
+        $this->spool = new Spool($dir, $this->limits);
         $this->params = ['service' => $this->service, 'instance' => $this->instance,
             'runtime' => self::RUNTIME, 'runtime_version' => PHP_VERSION,
             'sdk_version' => self::SDK_VERSION, 'version' => $this->version];
@@ -126,8 +137,9 @@ final class Agent
 
     /**
      * For long-running CLI scripts (workers): spools the stacks so far, follows the cached
-     * config (starts, stops or keeps profiling) and, when due, runs maintenance (which may
-     * then take up to the maintenance budget, 5 s). Never throws.
+     * config (starts, stops or keeps profiling) and, when due, runs maintenance with excimer
+     * stopped (a poll at most 2 s, the whole run at most the maintenance budget, 5 s; not
+     * at all during the failure backoff). Never throws.
      */
     public function checkpoint(): void
     {
@@ -135,9 +147,12 @@ final class Agent
             if (!$this->begun || $this->ended) {
                 return;
             }
-            $this->spoolRunning(true);
             $this->gate = $this->spool->readGate();
-            if (State::nowNs() >= $this->gate['next_due']) {
+            $due = State::nowNs() >= $this->gate['next_due'];
+            // Maintenance's own waits (poll, upload) are not the app's: excimer is stopped
+            // (what it has spooled) before it and started again after it.
+            $this->spoolRunning(!$due);
+            if ($due) {
                 $this->maintain();
                 $this->gate = $this->spool->readGate();
             }
@@ -189,10 +204,11 @@ final class Agent
             'interval_us' => $c?->samplingIntervalUs ?? $this->limits->defaultSamplingIntervalUs,
             'type' => State::profileType($c), 'profiling' => $this->profiler !== null,
             'service' => $this->service, 'instance' => $this->instance,
-            'spool_dir' => $this->spool->dir, 'spooled_bytes' => $this->spool->spooledBytes(),
+            'spool_dir' => $this->spoolDir, 'spooled_bytes' => $this->spool->spooledBytes(),
             'queued' => count($this->spool->queued()), 'sent' => (int)($st['sent'] ?? 0),
             'dropped' => (int)($st['dropped'] ?? 0),
-            'last_error' => $st['invalid'] ?? $st['poll_error'] ?? $st['upload_error'] ?? null];
+            'last_error' => ($this->fatal !== null && Status::state($this->fatal) === Status::ERROR
+                ? $this->fatal : null) ?? $st['invalid'] ?? $st['poll_error'] ?? $st['upload_error'] ?? null];
     }
 
     /** Whether excimer is sampling this request now. */
@@ -261,6 +277,16 @@ final class Agent
             }
         }
         return null;
+    }
+
+    /** $s cut to at most $max bytes, the middle replaced by "...". */
+    private static function shorten(string $s, int $max): string
+    {
+        if (strlen($s) <= $max) {
+            return $s;
+        }
+        $half = intdiv($max - 3, 2);
+        return substr($s, 0, $half) . '...' . substr($s, -$half);
     }
 
     /** Null when the server accepts the name (1-200 bytes of UTF-8, no control

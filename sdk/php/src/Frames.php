@@ -99,6 +99,22 @@ final class Frames
     }
 
     /**
+     * Whether a trace (leaf first) is the SDK's own work: a frame of the RootTrace\
+     * namespace (class or function). Excimer is stopped around maintenance; this drops what
+     * falls due while the SDK itself runs (spooling, a tick at start() or stop()).
+     */
+    public static function sdkOwn(array $trace): bool
+    {
+        foreach ($trace as $f) {
+            $name = isset($f['class']) ? $f['class'] : ($f['function'] ?? '');
+            if (is_string($name) && str_starts_with($name, 'RootTrace\\')) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Aggregates an excimer log: folded stack => [events, value_ns], each entry weighted
      * by its event count (value = events × period). Entries are never read through
      * formatCollapsed() (excimer 1.0.4 prefixes lines with ';').
@@ -115,7 +131,11 @@ final class Frames
             if ($n <= 0) {
                 continue;
             }
-            $key = $this->folded($entry->getTrace(), $depth);
+            $trace = $entry->getTrace();
+            if (self::sdkOwn($trace)) {
+                continue; // the SDK's own work is not the app's
+            }
+            $key = $this->folded($trace, $depth);
             if (!isset($agg[$key]) && count($agg) >= $maxStacks) {
                 $key = self::TRIMMED;
             }

@@ -28,13 +28,19 @@ final class Limits
     public const UPLOAD_MAX_BYTES = 4 * 1024 * 1024;
     // A config is ~200 bytes; a larger answer is refused without reading it all.
     public const CONFIG_MAX_BYTES = 64 * 1024;
-    // A config poll (wait=0) must be answered in full within this time, connect included:
-    // a slow drip cannot hold a php-fpm worker longer.
-    public const POLL_DEADLINE_S = 5.0;
-    public const CONNECT_TIMEOUT_S = 3.0;
+    // A config poll (wait=0) must be answered in full within this time, connect included
+    // (the connect alone within CONNECT_TIMEOUT_S): a slow drip or a server that never
+    // answers cannot hold a php-fpm worker or a CLI checkpoint longer. A config is ~200
+    // bytes; a healthy server answers in milliseconds.
+    public const POLL_DEADLINE_S = 2.0;
+    public const CONNECT_TIMEOUT_S = 1.0;
     // One maintenance run (poll plus uploads) ends within this time: it holds a php-fpm
     // worker after the response is sent, and at CLI exit DESIGN §5 allows 5 s of flush.
     public const MAINTENANCE_BUDGET_S = 5.0;
+    // A poll or upload that fails (network error, deadline, 5xx, any answer but a config)
+    // makes every process of the spool skip the network for a while: the (clamped) poll
+    // period doubled per consecutive failure, at most this; the first success resets it.
+    public const FAIL_BACKOFF_MAX_S = 300.0;
     // The spool of request stacks: at most this many bytes (oldest segments dropped first);
     // a process's open segment is sealed at SPOOL_SEGMENT_BYTES.
     public const SPOOL_MAX_BYTES = 16 * 1024 * 1024;
@@ -71,6 +77,7 @@ final class Limits
         public readonly float $pollDeadlineS = self::POLL_DEADLINE_S,
         public readonly float $connectTimeoutS = self::CONNECT_TIMEOUT_S,
         public readonly float $maintenanceBudgetS = self::MAINTENANCE_BUDGET_S,
+        public readonly float $failBackoffMaxS = self::FAIL_BACKOFF_MAX_S,
         public readonly int $spoolMaxBytes = self::SPOOL_MAX_BYTES,
         public readonly int $spoolSegmentBytes = self::SPOOL_SEGMENT_BYTES,
         public readonly int $maxStacksPerProfile = self::MAX_STACKS_PER_PROFILE,

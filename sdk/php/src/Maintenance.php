@@ -37,8 +37,15 @@ final class Maintenance
             $deadline = microtime(true) + $this->limits->maintenanceBudgetS;
             $st = $this->spool->readState();
             $this->closeStale($st);
-            if (State::nowNs() >= (int)($st['polled_at'] ?? 0) + State::pollPeriodNs($st, $this->limits)) {
+            if (State::nowNs() >= $this->pollDue($st)) {
                 $this->poll($st, $deadline);
+                // Any poll that brought no config (network, deadline, 5xx, other answers)
+                // backs the network off for every process; an invalid config does not.
+                if (isset($st['poll_error'])) {
+                    $this->fail($st);
+                } else {
+                    $this->succeed($st);
+                }
             }
             $this->roll($st, $closeNow);
             $this->upload($st, $deadline);
@@ -104,8 +111,14 @@ final class Maintenance
                 'interval_us' => $this->intervalUs($st), 'etag' => $etag, 'wait' => 0];
         $left = min($this->limits->pollDeadlineS, $deadline - microtime(true));
         try {
-            $a = $this->http->request('GET', '/api/v1/sdk/config', $params, null, [], $left,
-                min($this->limits->connectTimeoutS, $left), $this->limits->configMaxBytes);
+            try {
+                $a = $this->http->request('GET', '/api/v1/sdk/config', $params, null, [], $left,
+                    min($this->limits->connectTimeoutS, $left), $this->limits->configMaxBytes);
+            } finally {
+                // The next poll is a poll period after this one ended: a slow answer does not
+                // make polls back to back.
+                $st['polled_at'] = State::nowNs();
+            }
         } catch (BodyTooLarge $e) {
             $this->invalid($st, $e->getMessage());
             return;
@@ -158,10 +171,17 @@ final class Maintenance
     /** Uploads the queue when the backoff allows; a 409 stops profiling. */
     private function upload(array &$st, float $deadline): void
     {
-        if ($this->spool->queued() === [] || State::nowNs() < (int)($st['retry_at'] ?? 0)) {
+        $now = State::nowNs();
+        if ($this->spool->queued() === [] || $now < (int)($st['retry_at'] ?? 0)
+            || $now < (int)($st['backoff_until'] ?? 0)) {
             return;
         }
         $r = (new Uploader($this->spool, $this->limits))->drain($this->http, $deadline);
+        if ($r['retry'] && str_starts_with((string)$r['error'], 'upload failed:')) {
+            $this->fail($st); // the network failed: no process tries again before the backoff
+        } elseif ($r['sent'] > 0) {
+            $this->succeed($st);
+        }
         $st['sent'] = (int)($st['sent'] ?? 0) + $r['sent'];
         $st['dropped'] = (int)($st['dropped'] ?? 0) + $r['dropped'];
         if ($r['error'] !== null) {
@@ -181,17 +201,42 @@ final class Maintenance
         }
     }
 
+    /** When the next config poll is due (Unix ns): a poll period after the last one
+     * ended, and not before the failure backoff ends. */
+    private function pollDue(array $st): int
+    {
+        return max((int)($st['polled_at'] ?? 0) + State::pollPeriodNs($st, $this->limits),
+            (int)($st['backoff_until'] ?? 0));
+    }
+
+    /** A failed poll or upload: no network for the poll period × 2^failures (at most
+     * FAIL_BACKOFF_MAX_S), for every process sharing the spool (state.json). */
+    private function fail(array &$st): void
+    {
+        $st['fails'] = $n = (int)($st['fails'] ?? 0) + 1;
+        $s = min($this->limits->failBackoffMaxS,
+            State::pollPeriodNs($st, $this->limits) / 1e9 * 2 ** min($n, 30));
+        $st['backoff_until'] = State::nowNs() + (int)($s * 1e9);
+    }
+
+    /** The server answered: the failure backoff ends. */
+    private function succeed(array &$st): void
+    {
+        $st['fails'] = 0;
+        $st['backoff_until'] = 0;
+    }
+
     /** When a request's end should run maintenance next (Unix ns). */
     private function nextDue(array $st): int
     {
-        $due = [(int)($st['polled_at'] ?? 0) + State::pollPeriodNs($st, $this->limits)];
+        $due = [$this->pollDue($st)];
         $c = State::config($st, $this->limits);
         if (isset($st['interval_start']) && $c !== null) {
             $due[] = (int)$st['interval_start'] + (int)($c->uploadIntervalS * 1e9);
             $due[] = State::staleAt($st, $c) + 1;
         }
         if ($this->spool->queued() !== []) {
-            $due[] = (int)($st['retry_at'] ?? 0);
+            $due[] = max((int)($st['retry_at'] ?? 0), (int)($st['backoff_until'] ?? 0));
         }
         return min($due);
     }

@@ -49,7 +49,8 @@ final class Profiler
     }
 
     /** For long-running CLI workers: spools the stacks so far and follows the config
-     * (call between jobs; may take up to 5 s when an upload is due). Never throws. */
+     * (call between jobs; when maintenance is due it pauses profiling and may take up to
+     * 2 s for a poll, 5 s with uploads). Never throws. */
     public static function checkpoint(): void
     {
         self::$agent?->checkpoint();

@@ -10,7 +10,9 @@ namespace RootTrace;
  * Keys of the state array (times in Unix nanoseconds):
  *   config         last valid config (Config::toArray) or null after an invalid one
  *   valid_at       when a valid config (200 or 304) last arrived
- *   polled_at      when the last config request started (one per poll period, all processes)
+ *   polled_at      when the last config request ended (one per poll period, all processes)
+ *   fails, backoff_until  consecutive failed polls/uploads and until when (Unix ns) no
+ *                  process uses the network (Maintenance::fail)
  *   etag           sent on the next poll
  *   refused        an upload got 409 since the last 200 config
  *   invalid        why the last config was invalid, or null

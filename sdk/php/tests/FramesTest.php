@@ -58,6 +58,20 @@ final class FramesTest extends TestCase
         T::rmrf($d);
     }
 
+    public function testStacksWithTheSdksOwnFramesAreDropped(): void
+    {
+        $f = new Frames('/app');
+        $app = ['file' => '/app/a.php', 'function' => 'work'];
+        $main = ['file' => '/app/a.php'];
+        $log = [new FakeEntry([$app, $main], 3),
+            new FakeEntry([['file' => '/x/Http.php', 'class' => 'RootTrace\\Http', 'function' => 'read'],
+                ['class' => 'RootTrace\\Agent', 'function' => 'checkpoint'], $main], 5),
+            new FakeEntry([['function' => 'fread'], ['function' => 'RootTrace\\helper'], $main], 2),
+            new FakeEntry([['class' => 'RootTraceApp\\X', 'function' => 'f'], $main], 1)];
+        $this->assertSame(['a.php;a.php.work' => [3, 30], 'a.php;RootTraceApp\\X::f' => [1, 10]],
+            $f->aggregate($log, 10, 256, 100));
+    }
+
     public function testAggregateWeightsByEventCountAndKeepsTheLeafSide(): void
     {
         $f = new Frames('/app');

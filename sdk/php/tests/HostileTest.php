@@ -48,7 +48,7 @@ final class HostileTest extends TestCase
         $dir = T::tmpdir('hostile');
         try {
             $lim = new Limits(pollIntervalMinS: self::POLL, defaultPollIntervalS: self::POLL,
-                pollDeadlineS: self::DEADLINE, maintenanceBudgetS: 1.0);
+                pollDeadlineS: self::DEADLINE, maintenanceBudgetS: 1.0, failBackoffMaxS: 0.8);
             $spool = new Spool($dir, $lim);
             $m = new Maintenance($spool, $lim, new Http($fake->url, []), ['service' => 'svc'], null);
             $slowest = 0.0;
@@ -82,8 +82,11 @@ final class HostileTest extends TestCase
             // Phase B: an honest config turns profiling on.
             $fake->setMode('normal');
             $fake->setConfig(['sampling_interval_us' => 10000]);
-            $run(0.5);
-            $this->assertTrue($allows());
+            // (once the failure backoff, at most 0.8 s here, has passed)
+            $this->assertTrue(T::waitFor(function () use ($run, $allows) {
+                $run(0.05);
+                return $allows();
+            }, 3.0, 0.0));
 
             // Phase C: hostile again.
             $t0 = microtime(true);
