@@ -102,7 +102,7 @@ BENCH_SRCS = $(wildcard bench/*.c)
 BENCH_BINS = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 .PHONY: bench-bins
 bench-bins: $(BENCH_BINS)
-$(BUILD)/bench/%: bench/%.c bench/bench.h $(call libs_of,cli)
+$(BUILD)/bench/%: bench/%.c bench/bench.h bench/bench_store.h $(call libs_of,cli)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ibench -o $@ $< $(call libs_of,cli) $(LDFLAGS) $(LDLIBS)
 
