@@ -79,6 +79,7 @@ class Server:
     def start(self):
         self.port = free_port()
         self.log = open(self.log_path, "ab")
+        self.log_start = self.log.tell()
         self.proc = subprocess.Popen(
             [BIN, "serve", *(["--data", self.data_dir, "--store", self.store] if self.store
                              else store_args(self.data_dir)),
@@ -105,6 +106,7 @@ class Server:
                 self.proc.send_signal(sig)
             self.proc.wait(timeout=30)
         self.log.close()
+        check_sanitizer_report(self.log_path, self.log_start)
         return self.proc.returncode
 
     @property
@@ -163,6 +165,24 @@ class Server:
         return None
 
 
+# What ASan, UBSan and LeakSanitizer print: a server built with `make SAN=1` aborts on the
+# first error, and LeakSanitizer reports at exit, so a clean stop must leave none of these.
+SANITIZER_MARKERS = (b"ERROR: AddressSanitizer", b"ERROR: LeakSanitizer", b"runtime error:",
+                     b"SUMMARY: UndefinedBehaviorSanitizer")
+
+
+def check_sanitizer_report(path, start=0):
+    """Fails the test when the server's log from byte start on holds a sanitizer report."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        text = f.read()
+    for marker in SANITIZER_MARKERS:
+        at = text.find(marker)
+        if at >= 0:
+            raise AssertionError(f"sanitizer report in {path}:\n"
+                                 + text[max(0, at - 200):at + 4000].decode(errors="replace"))
+
+
 @pytest.fixture
 def server(tmp_path):
     srv = Server(tmp_path / "data").start()
@@ -181,6 +201,8 @@ def cli(*args, check=True, env=None):
     if check and r.returncode != 0:
         raise AssertionError(f"roottrace {' '.join(args)} failed ({r.returncode}):\n"
                              f"{r.stdout}\n{r.stderr}")
+    for marker in SANITIZER_MARKERS:
+        assert marker.decode() not in r.stderr, f"sanitizer report:\n{r.stderr}"
     return r
 
 
