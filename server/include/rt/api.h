@@ -47,6 +47,7 @@ struct rt_api_req {
     const char *authorization;        /* the Authorization header, or NULL */
     const char *cookie;               /* the Cookie header (UI session), or NULL */
     const char *csrf_token;           /* the X-CSRF-Token header, or NULL */
+    const char *forwarded_proto;      /* X-Forwarded-Proto ("https" behind a TLS proxy), or NULL */
     bool no_hold;                     /* answer now: the transport cannot (or did) hold it */
     const struct rt_principal *who;   /* set by rt_api_dispatch for the handlers */
 };

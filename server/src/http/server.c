@@ -78,6 +78,18 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
+/* The headers of every answer outside the UI (API, /healthz, /metrics): JSON and text are
+ * never rendered, framed, sniffed or cached, whatever a browser is tricked into. */
+static void add_api_security_headers(struct MHD_Response *resp)
+{
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'none'; frame-ancestors 'none'");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+}
+
 /* Queues status with data (copied when copy, else freed by libmicrohttpd); etag and cookie
  * (a Set-Cookie value) may be NULL or "". */
 static enum MHD_Result send_bytes(struct MHD_Connection *conn, struct request *r, int status,
@@ -94,8 +106,7 @@ static enum MHD_Result send_bytes(struct MHD_Connection *conn, struct request *r
         MHD_add_response_header(resp, "ETag", etag);
     if (cookie && *cookie)
         MHD_add_response_header(resp, "Set-Cookie", cookie);
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    add_api_security_headers(resp);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)status, resp);
     MHD_destroy_response(resp);
     r->status = status;
@@ -307,6 +318,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     req.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     req.cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
     req.csrf_token = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-CSRF-Token");
+    req.forwarded_proto =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Proto");
     req.body = r->body.data;
     req.body_len = r->body.len;
     req.no_hold = r->held;
