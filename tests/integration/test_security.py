@@ -11,12 +11,15 @@ import secrets
 import socket
 import subprocess
 import time
+import urllib.parse
+import urllib.request
 
 import pytest
 import yaml
 
 import pprof_build as pb
-from conftest import ADMIN_TOKEN, BIN, REPO, Server, cli, sqlite_only, store_args
+from conftest import (ADMIN_TOKEN, BIN, REPO, Server, cli, sqlite_only, store_args,
+                      store_uri)
 
 T = 1764460800
 S = 10**9
@@ -217,9 +220,24 @@ def files_under(d):
             yield os.path.join(root, n)
 
 
-@sqlite_only("greps the SQLite files of the data directory (ClickHouse keeps the same "
-             "32-byte hash column, clickhouse_control.c)")
-def test_tokens_never_reach_the_data_directory(tmp_path):
+def stored_bytes(data_dir):
+    """Everything the store holds: the bytes of every file in the data directory (SQLite),
+    or every table of the data directory's database dumped as RowBinary (ClickHouse)."""
+    uri = store_uri(data_dir)
+    if not uri:
+        return b"".join(open(f, "rb").read() for f in files_under(data_dir))
+    base, db = uri[len("clickhouse:"):].rsplit("/", 1)
+
+    def query(q):
+        url = f"{base}/?database={db}&query=" + urllib.parse.quote(q)
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.read()
+    tables = query("SHOW TABLES").decode().split()
+    assert "keys" in " ".join(tables), tables
+    return b"".join(query(f"SELECT * FROM `{t}` FORMAT RowBinary") for t in tables)
+
+
+def test_tokens_never_reach_the_store(tmp_path):
     srv = Server(tmp_path / "data").start()
     try:
         srv.put("/api/v1/services/svc/profiling", body={"enabled": True})
@@ -233,10 +251,10 @@ def test_tokens_never_reach_the_data_directory(tmp_path):
         assert srv.get("/api/v1/services", token=tokens["read-made"]).status == 200
         assert srv.get("/api/v1/keys", token=tokens["admin-made"]).status == 200
         sign_in(srv, tokens["read-made"])
-        running = b"".join(open(f, "rb").read() for f in files_under(srv.data_dir))
+        running = stored_bytes(srv.data_dir)
     finally:
         srv.stop()
-    stopped = b"".join(open(f, "rb").read() for f in files_under(srv.data_dir))
+    stopped = stored_bytes(srv.data_dir)
     log = open(srv.log_path, "rb").read()
     for name, tok in tokens.items():
         digest = hashlib.blake2b(tok.encode(), digest_size=32).digest()
