@@ -560,3 +560,17 @@ def write_profile(tmp_path):
     p = tmp_path / "p.pb.gz"
     p.write_bytes(profile_body())
     return str(p)
+
+
+@sqlite_only("the modes of the SQLite files")
+def test_an_open_existing_data_directory_is_warned_about(tmp_path):
+    """An existing directory keeps its mode (it is the operator's), but the log says so."""
+    data = tmp_path / "data"
+    data.mkdir()
+    os.chmod(data, 0o755)
+    srv = Server(data).start()
+    srv.stop()
+    log = open(srv.log_path).read()
+    assert f"the data directory {data} has mode 755" in log, log
+    assert "the database" not in log  # created by the server: 0600
+    assert oct(os.stat(data / "roottrace.db").st_mode & 0o777) == "0o600"
