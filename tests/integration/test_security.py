@@ -429,6 +429,21 @@ def test_cross_site_form_post_with_the_cookie_is_refused(server):
     assert len(server.get("/api/v1/keys").json()) == 1
 
 
+def test_sign_in_takes_json_only(server):
+    """Login CSRF: a form on another site can post text/plain, urlencoded or multipart
+    bodies (even one shaped like JSON), never application/json; sign-in refuses them all."""
+    body = b'{"token": "' + ADMIN_TOKEN.encode() + b'", "x": "="}'
+    for ctype in ("text/plain", "application/x-www-form-urlencoded",
+                  "multipart/form-data; boundary=x", "application/jsonp", None):
+        headers = {"Origin": "https://evil.example", **({"Content-Type": ctype} if ctype else {})}
+        r = server.request("POST", "/api/v1/session", body=body, token="", headers=headers)
+        assert r.status == 415 and "Set-Cookie" not in r.headers, (ctype, r.status)
+    for ctype in ("application/json", "application/json; charset=utf-8", "Application/JSON"):
+        r = server.request("POST", "/api/v1/session", body=body, token="",
+                           headers={"Content-Type": ctype})
+        assert r.status == 201 and "Set-Cookie" in r.headers, ctype
+
+
 def test_session_cookie_flags(server):
     """HttpOnly, SameSite=Strict, Path=/, a 12 h Max-Age; Secure when a TLS-terminating proxy
     says so with X-Forwarded-Proto: https (and on sign-out alike)."""

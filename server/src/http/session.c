@@ -171,6 +171,15 @@ static const char *secure_attr(const struct rt_api_req *req)
 void rt__api_post_session(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                           struct rt_api_resp *resp, const char *arg)
 {
+    /* JSON only: an HTML form on another site (which cannot send this type, and a
+     * cross-origin fetch that does needs a preflight, refused) cannot sign a browser in. */
+    const char *ct = req->content_type;
+    if (!ct || strncasecmp(ct, "application/json", 16) != 0 ||
+        (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
+        rt__api_error(resp, RT_EFORMAT, "sign-in takes a JSON body: Content-Type: "
+                                        "application/json");
+        return;
+    }
     json_t *body = rt__api_body_object(req, resp);
     if (!body)
         return;
