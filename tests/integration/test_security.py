@@ -326,12 +326,48 @@ def test_limit_pprof_strings(server):
 
 def test_limit_json_bodies_too(server):
     """The 16 MiB body limit is the transport's: a JSON route refuses an oversized body
-    before reading it as JSON, and before authentication."""
+    before reading it as JSON; sign-in bodies stop at 4 KiB."""
     body = b'{"enabled": true, "pad": "' + b"x" * (17 << 20) + b'"}'
-    r = server.put("/api/v1/services/a/profiling", body=body, token="",
+    r = server.put("/api/v1/services/a/profiling", body=body,
                    headers={"Content-Type": "application/json"})
     assert r.status == 413 and r.json()["error"] == "too_large"
+    r = server.post("/api/v1/session", body=b'{"token": "' + b"x" * 5000 + b'"}', token="",
+                    headers={"Content-Type": "application/json"})
+    assert r.status == 413 and "4096" in r.json()["message"]
     assert server.get("/api/v1/services").json() == []
+
+
+def peak_rss_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def test_bodies_without_credentials_are_not_kept(server):
+    """A request that will be refused whatever its body (no key, a wrong key, an unknown
+    route) has its body read and dropped: four concurrent 15 MiB bodies raise the server's
+    peak memory by far less than one of them (the server used to buffer each)."""
+    import threading
+    body = os.urandom(15 << 20)
+    before = peak_rss_kib(server.proc.pid)
+    got = []
+
+    def send(token, path):
+        got.append(server.request("POST", path, {"service": "svc"}, body, token=token,
+                                  headers={"Content-Type": "application/octet-stream"}).status)
+    threads = [threading.Thread(target=send, args=a) for a in
+               (("", "/api/v1/profiles"), ("rt_wrong_0123456789abcdef", "/api/v1/profiles"),
+                ("", "/api/v1/nope"), ("", "/api/v1/keys"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got) == [401, 401, 401, 404], got
+    grew_mib = (peak_rss_kib(server.proc.pid) - before) / 1024
+    assert grew_mib < 8, f"peak memory grew {grew_mib:.0f} MiB"
+    r = server.upload(profile_body(), service="svc")  # credentials: the body is kept
+    assert r.status == 201
 
 
 def test_limit_query_parameters(server):

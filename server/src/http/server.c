@@ -53,6 +53,8 @@ struct rt_server {
 struct request {
     struct rt_buf body;
     bool too_big;        /* body exceeded the limit; the rest is discarded */
+    bool discard;        /* refused whatever its body (rt_api_body_allowance): none is kept */
+    size_t bytes_in;     /* body bytes received, kept or not */
     int64_t t0;          /* monotonic start */
     int status;
     size_t bytes_out;
@@ -277,14 +279,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!r) {
         if (!(r = calloc(1, sizeof(*r))))
             return MHD_NO;
-        rt_buf_init(&r->body, srv->api.limits.max_compressed);
+        /* Credentials first: a request that will be refused anyway has none of its body
+         * kept, so a client without a key cannot make the server hold 16 MiB a connection. */
+        struct rt_api_req head = {
+            .method = method, .path = url,
+            .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
+            .cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie")};
+        size_t keep = strncmp(url, "/api/", 5) == 0 ? rt_api_body_allowance(&srv->api, &head) : 0;
+        r->discard = keep == 0;
+        rt_buf_init(&r->body, keep ? keep : 1);
         r->t0 = rt_time_mono_ns();
         log_what(r->what, sizeof(r->what), method, url);
         *con_cls = r;
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!r->too_big && rt_buf_append(&r->body, upload_data, *upload_size) != 0) {
+        r->bytes_in += *upload_size;
+        if (!r->discard && !r->too_big &&
+            rt_buf_append(&r->body, upload_data, *upload_size) != 0) {
             r->too_big = true;
             rt_buf_cleanup(&r->body);
         }
@@ -295,7 +307,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         char msg[160];
         snprintf(msg, sizeof(msg),
                  "{\"error\":\"too_large\",\"message\":\"body exceeds the limit of %zu bytes\"}",
-                 srv->api.limits.max_compressed);
+                 r->body.limit);
         rt_metrics_refusal(srv->metrics, "too_large");
         return send_text(conn, r, 413, "application/json", msg);
     }
@@ -357,7 +369,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
     rt_metrics_request(srv->metrics, r->status ? r->status : 500);
     rt_log(RT_LOG_INFO, "%s \"%s\" %d %zu bytes in %zu bytes out %.1f ms%s", peer, r->what, r->status,
-           r->body.len, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
+           r->bytes_in, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
     rt_buf_cleanup(&r->body);
     free(r);
