@@ -199,3 +199,18 @@ func TestDutyCycleClamp(t *testing.T) {
 		}
 	}
 }
+
+// The compiled bounds are DESIGN §5's (docs/security.md cites this beside the SDKs' clamps):
+// what a hostile control plane's numbers are clamped to, and the upload size cap.
+func TestCompiledBoundsAreTheDocumentedOnes(t *testing.T) {
+	l := defaultLimits()
+	got := []any{l.uploadIntervalMin, l.uploadIntervalMax, l.stackDepthMax, l.pollIntervalMin,
+		l.pollIntervalMax, l.uploadMaxBytes, l.configMaxBytes, l.repollMin}
+	want := []any{10 * time.Second, 300 * time.Second, 256, time.Second, 600 * time.Second,
+		4 << 20, int64(64 << 10), time.Second}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("bound %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+}

@@ -201,6 +201,9 @@ def test_session_answers(api):
               token="")
     ingest = api.server.key("ingest")
     api.error("post", P, 403, "forbidden", ["admin and read"], body={"token": ingest}, token="")
+    api.error("post", P, 415, "unsupported_format", ["json"],
+              body=b'{"token": "' + api.server.token.encode() + b'"}', content_type="text/plain",
+              token="")
     got = api.call("get", P, 200, headers={"Cookie": cookie}, token="").json()
     assert got["scope"] == "admin" and len(got["csrf_token"]) == 64 and s["scope"] == "admin"
     api.error("get", P, 401, "unauthorized", ["not signed in"], token="")

@@ -363,3 +363,61 @@ test("a 50,000-node flame graph renders; time to first render and of a zoom", as
   assert.ok(first < 5000 && zoom < 2000, "renders in interactive time");
   await page.context().close();
 });
+
+// docs/security.md §4: names, titles, versions, instances and statuses come from profiled
+// programs and API clients; each payload would set window.__xss (or open a dialog) if it ever
+// became markup, and the page's own code must not trip the CSP either.
+test("hostile service, frame, deploy, issue, instance and status strings render as text, run nothing", async () => {
+  const X = {
+    service: "<img src=x onerror=window.__xss=1>",
+    jsService: "javascript:window.__xss=2",
+    frame: "</script><script>window.__xss=3</script>",
+    frame2: "<svg onload=window.__xss=4>",
+    version: "<iframe src=javascript:window.__xss=5>",
+    title: "</script><img src=x onerror=alert(6)> javascript:window.__xss=6",
+    instance: "<b onmouseover=window.__xss=7>i",
+    status: "profiling: <img src=x onerror=window.__xss=8>",
+  };
+  for (const [svc, version] of [[X.service, X.version], [X.jsService, "1"]]) {
+    for (let k = 0; k < 4; k++)
+      await upload(svc, "cpu", T - (4 - k) * 60 * S, `main;${X.frame} 5\nmain;${X.frame2};leaf 3\n`, { instance: X.instance, version, runtime: "node" });
+    assert.equal((await api("POST", "/api/v1/deploys", { service: svc, version: X.version, at: (T - 90 * S) / S })).status, 201);
+  }
+  const cfg = await api("GET", "/api/v1/sdk/config", undefined, { token: ingestKey, params: { service: X.service, instance: X.instance, runtime: "node", status: X.status } });
+  assert.equal(cfg.status, 200);
+  const issue = (await api("POST", "/api/v1/issues", { service: X.service, title: X.title, started_at: (T - 120 * S) / S })).body;
+  const page = await newPage();
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  await page.reload();  // the listener is in place from the document's start (the session stays)
+  await page.waitForSelector("[data-testid=scope]");
+  const visits = [
+    ["#/", ".card.service", [X.service, X.jsService, X.instance, X.status]],
+    [`#/service/${encodeURIComponent(X.service)}?type=cpu`, ".flame[data-first-render-ms]", [X.service]],
+    [`#/service/${encodeURIComponent(X.jsService)}?type=cpu`, ".flame[data-first-render-ms]", [X.jsService]],
+    ["#/issues", "table", [X.title, X.service]],
+    [`#/issue/${issue.id}?type=cpu&window_s=120`, "[data-testid=rank-table] tbody tr", [X.title, X.frame, X.frame2]],
+  ];
+  for (const [hash, sel, texts] of visits) {
+    await ready(page, hash, sel);
+    await page.waitForTimeout(200);  // let late renders (timeline, flame graph) finish
+    const text = await page.textContent("body");
+    for (const t of texts) assert.ok(text.includes(t), `${hash}: literal ${t}`);
+    assert.equal(await page.evaluate(() => window.__xss), undefined, `${hash}: a payload ran`);
+    assert.deepEqual(await page.$$eval("img, svg, iframe, script:not([src]), b", (els) => els.map((e) => e.outerHTML)), [], `${hash}: markup made from data`);
+    assert.equal(await page.$$eval("[onerror], [onload], [onmouseover]", (els) => els.length), 0);
+    const hrefs = await page.$$eval("a[href]", (els) => els.map((e) => e.getAttribute("href")));
+    assert.ok(hrefs.every((h) => h.startsWith("#/")), `${hash}: only in-app links: ${hrefs.join(" ")}`);
+    assert.deepEqual(await page.evaluate(() => window.__csp), [], `${hash}: CSP violations`);
+  }
+  // hover the flame graph's frames (tooltips) and the instance row
+  const box = await page.locator(".flame-canvas").boundingBox();
+  for (let y = 5; y < Math.min(box.height, 80); y += 18)
+    for (let x = 5; x < box.width; x += 60) await page.mouse.move(box.x + x, box.y + y);
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.deepEqual(dialogs, [], "no dialog fired");
+  assert.deepEqual(cspErrors, [], "no CSP violation or page error");
+  await page.context().close();
+});

@@ -47,6 +47,7 @@ struct rt_api_req {
     const char *authorization;        /* the Authorization header, or NULL */
     const char *cookie;               /* the Cookie header (UI session), or NULL */
     const char *csrf_token;           /* the X-CSRF-Token header, or NULL */
+    const char *forwarded_proto;      /* X-Forwarded-Proto ("https" behind a TLS proxy), or NULL */
     bool no_hold;                     /* answer now: the transport cannot (or did) hold it */
     const struct rt_principal *who;   /* set by rt_api_dispatch for the handlers */
 };
@@ -80,6 +81,14 @@ void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_c
  * rt_http_status_from_err. */
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                      struct rt_api_resp *resp);
+
+/* The most body bytes (RT_API_SESSION_BODY_MAX for the session routes, else
+ * ctx->limits.max_compressed) the transport should keep for req, judged from its method,
+ * path, Authorization and Cookie alone before the body arrives; 0 when req will be refused
+ * whatever its body (unknown route, other method, no valid key or session), so that a client
+ * without credentials makes the server hold none of its body: it is read and dropped. */
+#define RT_API_SESSION_BODY_MAX 4096
+size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *req);
 
 /* Frees what resp owns and resets it. */
 void rt_api_resp_cleanup(struct rt_api_resp *resp);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "rt/log.h"
@@ -19,6 +20,16 @@ static void raise_nofile(void)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+}
+
+/* Warns when path (the data directory or its database) is open to group or others: the
+ * server creates them 0700 and 0600, but keeps the mode of what already existed. */
+static void warn_if_open(const char *path, const char *what, unsigned want)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & 077))
+        rt_log(RT_LOG_WARN, "%s %s has mode %03o: group and others can read it (chmod %03o)",
+               what, path, (unsigned)(st.st_mode & 0777), want);
 }
 
 int rt__cli_serve(int argc, char **argv)
@@ -48,6 +59,12 @@ int rt__cli_serve(int argc, char **argv)
     if (!store) {
         fprintf(stderr, "roottrace: cannot open the store in %s: %s\n", c.data, err.msg);
         return 1;
+    }
+    if (!rt_store_uri_is_remote(c.data) && strncmp(c.data, "sqlite:", 7) != 0) {
+        char db[4096];
+        snprintf(db, sizeof(db), "%s/roottrace.db", c.data);
+        warn_if_open(c.data, "the data directory", 0700);
+        warn_if_open(db, "the database", 0600);
     }
     int64_t poll_ns;
     if (rt_duration_parse(rt__cli_opt(&c, "poll-interval", "10s"), &poll_ns) ||

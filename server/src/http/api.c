@@ -285,20 +285,42 @@ static bool authenticate(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     return true;
 }
 
+/* The route of req's method and path, or NULL (*path_known: some route has this path);
+ * arg receives its "*" segment. */
+static const struct route *find_route(const struct rt_api_req *req, char arg[1024],
+                                      bool *path_known)
+{
+    *path_known = false;
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+        if (!match(routes[i].pattern, req->path, arg, 1024))
+            continue;
+        *path_known = true;
+        if (strcmp(routes[i].method, req->method) == 0)
+            return &routes[i];
+    }
+    return NULL;
+}
+
+size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *req)
+{
+    char arg[1024];
+    bool path_known, by_cookie, csrf_ok;
+    const struct route *found = find_route(req, arg, &path_known);
+    if (!found)
+        return 0;
+    if (found->need == RT_SCOPE_NONE)
+        return RT_API_SESSION_BODY_MAX;
+    struct rt_principal who;
+    return authenticate(ctx, req, &who, &by_cookie, &csrf_ok) ? ctx->limits.max_compressed : 0;
+}
+
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                      struct rt_api_resp *resp)
 {
     memset(resp, 0, sizeof(*resp));
     char arg[1024];
-    const struct route *found = NULL;
-    bool path_known = false;
-    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && !found; i++) {
-        if (!match(routes[i].pattern, req->path, arg, sizeof(arg)))
-            continue;
-        path_known = true;
-        if (strcmp(routes[i].method, req->method) == 0)
-            found = &routes[i];
-    }
+    bool path_known;
+    const struct route *found = find_route(req, arg, &path_known);
     if (!found) {
         if (path_known)
             refuse(resp, 405, "method_not_allowed", "this route does not take that method");

@@ -53,6 +53,8 @@ struct rt_server {
 struct request {
     struct rt_buf body;
     bool too_big;        /* body exceeded the limit; the rest is discarded */
+    bool discard;        /* refused whatever its body (rt_api_body_allowance): none is kept */
+    size_t bytes_in;     /* body bytes received, kept or not */
     int64_t t0;          /* monotonic start */
     int status;
     size_t bytes_out;
@@ -78,6 +80,18 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
+/* The headers of every answer outside the UI (API, /healthz, /metrics): JSON and text are
+ * never rendered, framed, sniffed or cached, whatever a browser is tricked into. */
+static void add_api_security_headers(struct MHD_Response *resp)
+{
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'none'; frame-ancestors 'none'");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+}
+
 /* Queues status with data (copied when copy, else freed by libmicrohttpd); etag and cookie
  * (a Set-Cookie value) may be NULL or "". */
 static enum MHD_Result send_bytes(struct MHD_Connection *conn, struct request *r, int status,
@@ -94,8 +108,7 @@ static enum MHD_Result send_bytes(struct MHD_Connection *conn, struct request *r
         MHD_add_response_header(resp, "ETag", etag);
     if (cookie && *cookie)
         MHD_add_response_header(resp, "Set-Cookie", cookie);
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    add_api_security_headers(resp);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)status, resp);
     MHD_destroy_response(resp);
     r->status = status;
@@ -266,14 +279,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!r) {
         if (!(r = calloc(1, sizeof(*r))))
             return MHD_NO;
-        rt_buf_init(&r->body, srv->api.limits.max_compressed);
+        /* Credentials first: a request that will be refused anyway has none of its body
+         * kept, so a client without a key cannot make the server hold 16 MiB a connection. */
+        struct rt_api_req head = {
+            .method = method, .path = url,
+            .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
+            .cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie")};
+        size_t keep = strncmp(url, "/api/", 5) == 0 ? rt_api_body_allowance(&srv->api, &head) : 0;
+        r->discard = keep == 0;
+        rt_buf_init(&r->body, keep ? keep : 1);
         r->t0 = rt_time_mono_ns();
         log_what(r->what, sizeof(r->what), method, url);
         *con_cls = r;
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!r->too_big && rt_buf_append(&r->body, upload_data, *upload_size) != 0) {
+        r->bytes_in += *upload_size;
+        if (!r->discard && !r->too_big &&
+            rt_buf_append(&r->body, upload_data, *upload_size) != 0) {
             r->too_big = true;
             rt_buf_cleanup(&r->body);
         }
@@ -284,7 +307,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         char msg[160];
         snprintf(msg, sizeof(msg),
                  "{\"error\":\"too_large\",\"message\":\"body exceeds the limit of %zu bytes\"}",
-                 srv->api.limits.max_compressed);
+                 r->body.limit);
         rt_metrics_refusal(srv->metrics, "too_large");
         return send_text(conn, r, 413, "application/json", msg);
     }
@@ -307,6 +330,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     req.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     req.cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
     req.csrf_token = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-CSRF-Token");
+    req.forwarded_proto =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Proto");
     req.body = r->body.data;
     req.body_len = r->body.len;
     req.no_hold = r->held;
@@ -344,7 +369,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
     rt_metrics_request(srv->metrics, r->status ? r->status : 500);
     rt_log(RT_LOG_INFO, "%s \"%s\" %d %zu bytes in %zu bytes out %.1f ms%s", peer, r->what, r->status,
-           r->body.len, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
+           r->bytes_in, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
     rt_buf_cleanup(&r->body);
     free(r);

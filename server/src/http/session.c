@@ -159,10 +159,27 @@ static json_t *session_json(const struct rt_principal *who, const char *csrf, in
                      csrf, "expires_at", rt__api_time_json(expires_ns));
 }
 
+/* "; Secure" when the request came through a TLS-terminating proxy (X-Forwarded-Proto:
+ * https), else "". A forged header only makes the cookie stricter for its own sender. */
+static const char *secure_attr(const struct rt_api_req *req)
+{
+    const char *p = req->forwarded_proto;
+    return p && strcasecmp(p, "https") == 0 ? "; Secure" : "";
+}
+
 /* POST /api/v1/session {"token"}: an admin or read key opens a session. */
 void rt__api_post_session(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                           struct rt_api_resp *resp, const char *arg)
 {
+    /* JSON only: an HTML form on another site (which cannot send this type, and a
+     * cross-origin fetch that does needs a preflight, refused) cannot sign a browser in. */
+    const char *ct = req->content_type;
+    if (!ct || strncasecmp(ct, "application/json", 16) != 0 ||
+        (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
+        rt__api_error(resp, RT_EFORMAT, "sign-in takes a JSON body: Content-Type: "
+                                        "application/json");
+        return;
+    }
     json_t *body = rt__api_body_object(req, resp);
     if (!body)
         return;
@@ -187,8 +204,8 @@ void rt__api_post_session(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         } else {
             rt__api_json(resp, 201, session_json(&who, csrf, expires));
             snprintf(resp->set_cookie, sizeof(resp->set_cookie),
-                     RT_SESSION_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d", id,
-                     RT_SESSION_LIFETIME_S);
+                     RT_SESSION_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d%s",
+                     id, RT_SESSION_LIFETIME_S, secure_attr(req));
         }
         sodium_memzero(id, sizeof(id));
     }
@@ -238,7 +255,8 @@ void rt__api_delete_session(struct rt_api_ctx *ctx, const struct rt_api_req *req
     rt__sessions_delete(ctx->sessions, id);
     rt__api_json(resp, 200, json_pack("{s:b}", "signed_out", 1));
     snprintf(resp->set_cookie, sizeof(resp->set_cookie),
-             RT_SESSION_COOKIE "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+             RT_SESSION_COOKIE "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0%s",
+             secure_attr(req));
 }
 
 bool rt__session_csrf_ok(const struct rt_api_req *req, const char csrf[RT_SESSION_HEX])
