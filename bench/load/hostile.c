@@ -292,7 +292,8 @@ int load_oversize(uint16_t port, const char *token, enum load_big_mode mode, int
         } else if (h->answered) {
             res->other_status++;
             if (!res->other[0])
-                snprintf(res->other, sizeof(res->other), "%.40s", h->resp);
+                snprintf(res->other, sizeof(res->other), "%.*s",
+                         (int)strcspn(h->resp, "\r\n"), h->resp);
         } else {
             res->reset_or_closed++;
         }

@@ -153,6 +153,7 @@ static void phase_begin(struct phase *p, const struct opts *o, const char *name,
                                .interval_s = interval_s, .seconds = seconds,
                                .concurrency = o->concurrency, .stats = &p->up};
     load_rss_phase(&rss, name);
+    fprintf(stderr, "-- %s\n", name);
     if (queries && o->queries > 0) {
         p->has_q = true;
         p->q = (struct load_queries){.srv = &srv, .nservices = o->services,
@@ -322,6 +323,9 @@ static json_t *hostile(const struct opts *o, struct phase *ph, int *nph, int *fa
         long pre = load_rss_kb(srv.pid), peak = pre;
         load_oversize(srv.port, srv.token, (enum load_big_mode)m, o->big, size, 120, &br);
         load_rss_summary(&rss, p->name, &peak, &first, &last);
+        long now_kb = load_rss_kb(srv.pid);
+        peak = peak > now_kb ? peak : now_kb;
+        peak = peak > pre ? peak : pre;
         printf("  %-40s %5d %6d %6d %6d %7.2f MiB %7.2f MiB %6.1fs %6.0f M\n",
                load_big_mode_name((enum load_big_mode)m), br.got_413, br.with_reason,
                br.other_status, br.reset_or_closed, br.sent_med_mib, br.sent_max_mib,
@@ -352,6 +356,7 @@ int main(int argc, char **argv)
     struct opts o;
     parse(argc, argv, &o);
     signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     ninst = (size_t)o.services * (size_t)o.per_service;
     int64_t tb = load_now_ns();

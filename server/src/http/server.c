@@ -270,6 +270,7 @@ static void log_what(char *out, size_t n, const char *method, const char *url)
     out[o < n ? o : n - 1] = '\0';
 }
 
+/* 413 naming the body limit. */
 static enum MHD_Result send_too_large(struct rt_server *srv, struct MHD_Connection *conn,
                                       struct request *r)
 {
@@ -403,7 +404,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
     rt_metrics_request(srv->metrics, r->status ? r->status : 500);
     rt_log(RT_LOG_INFO, "%s \"%s\" %d %zu bytes in %zu bytes out %.1f ms%s", peer, r->what, r->status,
-           r->body.len, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
+           r->received, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
     __atomic_sub_fetch(&srv->body_bytes, r->accounted, __ATOMIC_RELAXED);
     rt_buf_cleanup(&r->body);
