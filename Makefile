@@ -106,6 +106,16 @@ $(BUILD)/bench/%: bench/%.c bench/bench.h bench/bench_store.h $(call libs_of,cli
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ibench -o $@ $< $(call libs_of,cli) $(LDFLAGS) $(LDLIBS)
 
+# The loopback load test: bench/load/*.c make one binary; bench/load/run.sh runs it against a
+# fresh server (60 s at the realistic rate, compressed rates, slow clients, oversized bodies).
+LOAD_SRCS = $(wildcard bench/load/*.c)
+$(BUILD)/bench/load: $(LOAD_SRCS) bench/load/load.h bench/bench.h $(call libs_of,cli)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ibench -o $@ $(LOAD_SRCS) $(call libs_of,cli) $(LDFLAGS) $(LDLIBS)
+.PHONY: bench-load
+bench-load: deps all $(BUILD)/bench/load
+	BUILD=$(BUILD) bench/load/run.sh $(BENCH_LOAD_ARGS)
+
 # SDK overhead: a workload with each SDK at defaults against without it (docs/performance.md).
 .PHONY: bench-sdk
 bench-sdk: deps all

@@ -63,4 +63,5 @@ END {
 echo
 echo "== SDK overhead (Node and Python SDKs on/off, a real server): make bench-sdk"
 echo "== Stores (SQLite and ClickHouse side by side, 1x and 10x): make bench-store"
+echo "== Load (1,000 instances over loopback, slow clients, oversized bodies): make bench-load"
 exit $status

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "rt/api.h"
@@ -17,9 +18,15 @@
 #include "rt/str.h"
 #include "rt/timeutil.h"
 #include "api_util.h"
+#include "deadline.h"
 #include "ui.h"
 
 #define MAX_PARAMS 64
+/* Request body buffers past BODY_FREE bytes (a typical profile is 10-100 kB, so SDK uploads
+ * almost never count) are bounded, all connections together, by this many bodies of the
+ * maximum size (8 x 16 MiB = 128 MiB at the defaults); past it an upload gets 503. */
+#define BODY_BUDGET_BODIES 8
+#define BODY_FREE ((size_t)256 << 10)
 
 /* A config poll held until its service's config changes or its deadline passes. */
 struct waiter {
@@ -47,6 +54,9 @@ struct rt_server {
     bool stopping;             /* guarded by mu */
     pthread_mutex_t mu;
     pthread_cond_t cond;
+    size_t body_bytes;         /* body buffers over BODY_FREE allocated now, summed (atomic) */
+    size_t body_budget;        /* bound on body_bytes: BODY_BUDGET_BODIES max-size bodies */
+    struct rt__deadlines *deadlines; /* cuts slow clients (NULL: none) */
 };
 
 /* Per-request state, from the first call of the access handler to completion. */
@@ -54,7 +64,9 @@ struct request {
     struct rt_buf body;
     bool too_big;        /* body exceeded the limit; the rest is discarded */
     bool discard;        /* refused whatever its body (rt_api_body_allowance): none is kept */
-    size_t bytes_in;     /* body bytes received, kept or not */
+    bool busy;           /* bodies in flight exceeded the server's bound; the rest discarded */
+    size_t accounted;    /* bytes of body.cap counted in rt_server.body_bytes */
+    size_t received;     /* body bytes received, kept or discarded */
     int64_t t0;          /* monotonic start */
     int status;
     size_t bytes_out;
@@ -270,6 +282,40 @@ static void log_what(char *out, size_t n, const char *method, const char *url)
     out[o < n ? o : n - 1] = '\0';
 }
 
+/* 413 naming the body limit. */
+static enum MHD_Result send_too_large(struct rt_server *srv, struct MHD_Connection *conn,
+                                      struct request *r)
+{
+    char msg[160];
+    snprintf(msg, sizeof(msg),
+             "{\"error\":\"too_large\",\"message\":\"body exceeds the limit of %zu bytes\"}",
+             r->body.limit);
+    rt_metrics_refusal(srv->metrics, "too_large");
+    return send_text(conn, r, 413, "application/json", msg);
+}
+
+/* Appends n bytes of r's body, within the body limit (else too_big) and within the bound on
+ * the bodies of all requests being received at once (else busy); either way the body is
+ * freed and the rest of it discarded. docs/decisions.md "Bodies in flight". */
+static void take_body(struct rt_server *srv, struct request *r, const char *data, size_t n)
+{
+    if (r->discard || r->too_big || r->busy)
+        return;
+    if (rt_buf_append(&r->body, data, n) != 0) {
+        r->too_big = true;
+    } else if (r->body.cap > BODY_FREE && r->body.cap > r->accounted) {
+        size_t grown = r->body.cap - r->accounted;
+        r->accounted = r->body.cap;
+        if (__atomic_add_fetch(&srv->body_bytes, grown, __ATOMIC_RELAXED) > srv->body_budget)
+            r->busy = true;
+    }
+    if (r->too_big || r->busy) {
+        __atomic_sub_fetch(&srv->body_bytes, r->accounted, __ATOMIC_RELAXED);
+        r->accounted = 0;
+        rt_buf_cleanup(&r->body);
+    }
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls)
@@ -291,25 +337,35 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->t0 = rt_time_mono_ns();
         log_what(r->what, sizeof(r->what), method, url);
         *con_cls = r;
+        rt__deadlines_body(conn, 0);
+        /* A Content-Length over the limit: nothing of the body is buffered. A client that
+         * waits for 100 Continue is answered 413 at once, before it sends the body; any other
+         * has its body read and discarded, then the 413: answering first and closing would
+         * reset the connection under it, and it would never see why (docs/decisions.md). */
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+        if (!r->discard && cl && strtoull(cl, NULL, 10) > r->body.limit) {
+            r->too_big = true;
+            const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
+            if (expect && strcasecmp(expect, "100-continue") == 0)
+                return send_too_large(srv, conn, r);
+        }
         return MHD_YES;
     }
     if (*upload_size) {
-        r->bytes_in += *upload_size;
-        if (!r->discard && !r->too_big &&
-            rt_buf_append(&r->body, upload_data, *upload_size) != 0) {
-            r->too_big = true;
-            rt_buf_cleanup(&r->body);
-        }
+        r->received += *upload_size;
+        rt__deadlines_body(conn, r->received);
+        take_body(srv, r, upload_data, *upload_size);
         *upload_size = 0;
         return MHD_YES;
     }
-    if (r->too_big) {
-        char msg[160];
-        snprintf(msg, sizeof(msg),
-                 "{\"error\":\"too_large\",\"message\":\"body exceeds the limit of %zu bytes\"}",
-                 r->body.limit);
-        rt_metrics_refusal(srv->metrics, "too_large");
-        return send_text(conn, r, 413, "application/json", msg);
+    rt__deadlines_working(conn);
+    if (r->too_big)
+        return send_too_large(srv, conn, r);
+    if (r->busy) {
+        rt_metrics_refusal(srv->metrics, "busy");
+        return send_text(conn, r, 503, "application/json",
+                         "{\"error\":\"busy\",\"message\":\"too many request bodies are being "
+                         "received at once (server-wide memory bound): retry later\"}");
     }
     if (strcmp(method, "GET") == 0 && (!strcmp(url, "/healthz") || !strcmp(url, "/metrics")))
         return handle_builtin(srv, conn, r, url);
@@ -356,6 +412,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct request *r = *con_cls;
     if (!r)
         return;
+    rt__deadlines_idle(conn);
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     char peer[INET6_ADDRSTRLEN] = "-";
@@ -369,8 +426,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
     rt_metrics_request(srv->metrics, r->status ? r->status : 500);
     rt_log(RT_LOG_INFO, "%s \"%s\" %d %zu bytes in %zu bytes out %.1f ms%s", peer, r->what, r->status,
-           r->bytes_in, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
+           r->received, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+    __atomic_sub_fetch(&srv->body_bytes, r->accounted, __ATOMIC_RELAXED);
     rt_buf_cleanup(&r->body);
     free(r);
     *con_cls = NULL;
@@ -459,16 +517,19 @@ struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *con
     srv->metrics = rt_metrics_new();
     srv->api.metrics = srv->metrics;
     srv->retention_ns = opts->retention_ns;
+    srv->body_budget = BODY_BUDGET_BODIES * (srv->api.limits.max_compressed + 1);
     unsigned threads = opts->threads ? opts->threads : 4;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    srv->deadlines = rt__deadlines_new();
     srv->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-        MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_NOTIFY_CONNECTION,
+        rt__deadlines_notify, srv->deadlines, MHD_OPTION_END);
     if (!srv->daemon) {
         rt_error_set(err, RT_EIO, "cannot listen on %s (address in use or not permitted)",
                      opts->listen ? opts->listen : "127.0.0.1:4040");
@@ -506,6 +567,7 @@ void rt_server_stop(struct rt_server *srv)
         pthread_join(srv->waker, NULL);
     if (srv->daemon)
         MHD_stop_daemon(srv->daemon);
+    rt__deadlines_free(srv->deadlines);
     free(srv->waiters);
     pthread_cond_destroy(&srv->wcond);
     pthread_mutex_destroy(&srv->wmu);
