@@ -22,7 +22,7 @@ import urllib.parse
 import pytest
 
 import pprof_build as pb
-from conftest import ADMIN_TOKEN, CLICKHOUSE, Server
+from conftest import ADMIN_TOKEN, Server, sqlite_only
 
 T = 1764460800  # 2025-11-30: the tests' servers keep 3650 days
 S = 10**9
@@ -32,6 +32,7 @@ CLIENTS = 6
 ROUNDS = 20
 SPAN = 100_000  # seconds of profile times per client
 STOP_BOUND_S = 10  # docs/decisions.md: a SIGTERM'd server exits within its grace period
+KILLED = {}  # the data directory the kill -9 test leaves, for the file's own check
 
 
 def expected(cid, k):
@@ -192,7 +193,7 @@ def test_kill_9_twenty_times_loses_nothing_acknowledged(tmp_path):
     srv = Server(tmp_path / "data").start()
     ledger = Ledger()
     up = Uploaders(srv, ledger)
-    doubt_seen = 0
+    doubt_seen, hit = 0, 0
     term_s = []
     try:
         # ROUNDS kills -9, then two SIGTERMs into the same stream of uploads
@@ -209,6 +210,7 @@ def test_kill_9_twenty_times_loses_nothing_acknowledged(tmp_path):
                 assert rc == 0 and took < STOP_BOUND_S, (rc, took)
                 term_s.append(round(took, 3))
             up.wait_parked()
+            hit += rnd < ROUNDS and len(ledger.doubt) > doubt_seen  # uploads cut by the kill
             doubt_seen = len(ledger.doubt)
             srv.start()
             stored = check_store(srv, ledger)
@@ -223,12 +225,13 @@ def test_kill_9_twenty_times_loses_nothing_acknowledged(tmp_path):
         up.set_open(False)
         up.wait_parked()
         stored = check_store(srv, ledger)
-        sent, acked, doubt = ledger.snapshot()
+        _, acked, doubt = ledger.snapshot()
         assert not ledger.errors, ledger.errors[:5]
         assert ledger.found + ledger.refused == len(doubt)
         assert acked == stored.keys()
-        assert len(acked) > 20 * ROUNDS
-        report("kill -9", rounds=ROUNDS, clients=CLIENTS, acknowledged=len(acked), lost=0,
+        assert len(acked) > 5 * ROUNDS
+        report("kill -9", rounds=ROUNDS, clients=CLIENTS, kills_cutting_uploads=hit,
+               acknowledged=len(acked), lost=0,
                in_doubt=len(doubt), in_doubt_found_stored=ledger.found,
                in_doubt_not_stored=ledger.refused, sigterm_exit_s=term_s,
                answered_503_while_stopping=ledger.stopping_503)
@@ -237,10 +240,17 @@ def test_kill_9_twenty_times_loses_nothing_acknowledged(tmp_path):
         if srv.proc.poll() is None:
             rc, _ = stop_timed(srv, signal.SIGTERM)
             assert rc == 0
-    if not CLICKHOUSE:  # the SQLite file itself, after the last stop
-        with sqlite3.connect(os.path.join(srv.data_dir, "roottrace.db")) as db:
-            assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-            assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+        KILLED["data_dir"] = srv.data_dir
+
+
+@sqlite_only("checks the database file that the kill -9 test left")
+def test_database_file_is_sound_after_the_kills():
+    if "data_dir" not in KILLED:
+        pytest.skip("the kill -9 test did not run")
+    with sqlite3.connect(os.path.join(KILLED["data_dir"], "roottrace.db")) as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert db.execute("SELECT count(*) FROM profiles").fetchone()[0] > 5 * ROUNDS
 
 
 # ---- SIGTERM in the middle of long diffs ----
@@ -300,9 +310,10 @@ def small_stored(srv):
 def test_sigterm_during_long_diffs_stops_promptly_and_cleanly(tmp_path):
     srv = Server(tmp_path / "data").start()
     body = big_body(40000)
-    # Enough data for one diff alone to take about a second (fewer profiles under ASan,
-    # whose diff is slower), half in each window, uploaded by two threads (two cores). The
-    # first diff, which also loads the stacks into the server's dictionary, is not timed.
+    # Enough data for one diff alone to take at least a second (8 profiles of 40,000
+    # distinct stacks take 1.5-2.5 s here, 5-7 s under ASan; more are added while it takes
+    # less), half in each window, uploaded by two threads (two cores). The first diff, which
+    # also loads the stacks into the server's dictionary, is not timed.
     order = [k for pair in zip(range(32), range(32, 64)) for k in pair]
     stored, took = 0, 0.0
     while stored < len(order) and took < 1.0:
@@ -323,8 +334,8 @@ def test_sigterm_during_long_diffs_stops_promptly_and_cleanly(tmp_path):
     ref_json = json.loads(ref)
     assert ref_json["baseline"]["profiles"] == ref_json["current"]["profiles"] == stored // 2
 
-    # Four diffs at once (one per server thread) and a stream of small uploads; SIGTERM
-    # while the diffs are early in their scans.
+    # Four diffs at once (one per server thread) beside a stream of small uploads; SIGTERM
+    # a quarter of one diff's time later, while all four are in their first half.
     results, uploads = [None] * 4, {"acked": [], "doubt": [], "other": []}
     stop_up = threading.Event()
 
@@ -333,8 +344,8 @@ def test_sigterm_during_long_diffs_stops_promptly_and_cleanly(tmp_path):
             results[i] = diff(srv)
         except http.client.HTTPException as e:  # IncompleteRead: a truncated answer
             results[i] = ("truncated", repr(e))
-        except OSError as e:
-            results[i] = (None, repr(e))
+        except OSError as e:  # e.g. a timeout: no clean close either
+            results[i] = ("error", repr(e))
 
     def small_uploads():
         k = 0
