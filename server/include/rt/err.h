@@ -15,7 +15,8 @@
     XX(EDISKFULL, "disk full")                                            \
     XX(EIO, "storage or I/O error")                                       \
     XX(EAUTH, "authentication required")                                  \
-    XX(EFORBIDDEN, "forbidden")
+    XX(EFORBIDDEN, "forbidden")                                           \
+    XX(ECANCELED, "cancelled: the server is stopping")
 
 enum rt_err {
     RT_OK = 0,

@@ -28,7 +28,8 @@ struct rt_query_profile_req {
  * "functions": [{"name", "self_ns", "total_ns", "self_share", "total_share",
  * "self_samples", "vcpu_hours_per_month"}], "truncated", "flamegraph", "capacity",
  * "capacity_unavailable", "cpu_agreement", "quality"}. functions by self_ns descending, ties
- * by name; shares in percent (0-100). NULL with err set on a store error. */
+ * by name; shares in percent (0-100). NULL with err set on a store error, or RT_ECANCELED
+ * once the store's reads are cancelled (rt_store_cancel_reads: a stopping server). */
 json_t *rt_query_profile(struct rt_store *s, const struct rt_query_profile_req *req,
                          struct rt_error *err);
 
@@ -50,7 +51,8 @@ struct rt_query_diff_req {
  * "cur_total_share", "base_samples", "cur_samples", "z", "significant", "new",
  * "vcpu_hours_per_month": {"base", "cur"}}], "truncated", "significance_unavailable",
  * "flamegraph", "deploys", "capacity", "capacity_unavailable", "cpu_agreement", "quality"}.
- * functions by delta_pp descending, ties by name. */
+ * functions by delta_pp descending, ties by name. NULL with err set on a store error, or
+ * RT_ECANCELED as rt_query_profile. */
 json_t *rt_query_diff(struct rt_store *s, const struct rt_query_diff_req *req,
                       struct rt_error *err);
 

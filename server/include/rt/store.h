@@ -29,6 +29,16 @@ bool rt_store_is_shared(const struct rt_store *s);
 /* True when uri names a store that is not a local file or directory (clickhouse:...). */
 bool rt_store_uri_is_remote(const char *uri);
 
+/* Makes every scan of profiles (rt_store_scan, rt_store_scan_window), running or to come,
+ * stop at its next profile or row and return RT_ECANCELED ("the server is stopping"); writes
+ * are not affected. For a server's stop: a long query must not hold it up
+ * (docs/decisions.md). Irreversible; safe to call from any thread or several times. */
+void rt_store_cancel_reads(struct rt_store *s);
+
+/* 0, or RT_ECANCELED with its message in err once rt_store_cancel_reads was called: for the
+ * phases of a query that follow its scans. */
+int rt_store_check_cancelled(struct rt_store *s, struct rt_error *err);
+
 /* Closes the store; accepts NULL. */
 void rt_store_free(struct rt_store *s);
 
@@ -87,7 +97,8 @@ struct rt_store_row {
 typedef int (*rt_store_profile_cb)(void *ud, const struct rt_profile_meta *m,
                                    const struct rt_store_row *rows, size_t nrows);
 
-/* Reads every profile that the filter selects. Returns 0, the callback's non-zero value, or RT_EIO. */
+/* Reads every profile that the filter selects. Returns 0, the callback's non-zero value,
+ * RT_EIO, or RT_ECANCELED after rt_store_cancel_reads. */
 int rt_store_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
                   void *ud, struct rt_error *err);
 
@@ -116,7 +127,7 @@ bool rt_store_aggregates(const struct rt_store *s);
 
 /* Aggregates the profiles that the filter selects (as rt_store_scan would yield them) into
  * cb's calls. Returns 0, a callback's non-zero value, RT_EINVAL when the backend does not
- * aggregate, RT_EIO or RT_ENOMEM. */
+ * aggregate, RT_EIO, RT_ENOMEM, or RT_ECANCELED after rt_store_cancel_reads. */
 int rt_store_scan_window(struct rt_store *s, const struct rt_store_filter *f,
                          const struct rt_store_window_cb *cb, void *ud, struct rt_error *err);
 

@@ -35,6 +35,7 @@ const char *rt_err_name(int code)
     case RT_EIO: return "storage_error";
     case RT_EAUTH: return "unauthorized";
     case RT_EFORBIDDEN: return "forbidden";
+    case RT_ECANCELED: return "unavailable";
     default: return "error";
     }
 }

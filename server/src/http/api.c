@@ -32,7 +32,8 @@ int rt_http_status_from_err(int code)
     case RT_ETOOBIG: return 413;
     case RT_EFORMAT: return 415;
     case RT_ETYPE: return 422;
-    case RT_ENOMEM: return 503;
+    case RT_ENOMEM:
+    case RT_ECANCELED: return 503;
     case RT_EDISKFULL: return 507;
     default: return 500;
     }

@@ -4,11 +4,13 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "rt/api.h"
 #include "rt/buf.h"
@@ -27,6 +29,8 @@
  * maximum size (8 x 16 MiB = 128 MiB at the defaults); past it an upload gets 503. */
 #define BODY_BUDGET_BODIES 8
 #define BODY_FREE ((size_t)256 << 10)
+/* How long a stop waits for the requests in flight (docs/decisions.md). */
+#define STOP_GRACE_NS (5 * RT_NS_PER_S)
 
 /* A config poll held until its service's config changes or its deadline passes. */
 struct waiter {
@@ -52,6 +56,8 @@ struct rt_server {
     pthread_t sweeper;
     bool sweeper_started;
     bool stopping;             /* guarded by mu */
+    atomic_bool draining;      /* rt_server_stop began: requests arriving now get 503 */
+    atomic_int inflight;       /* requests begun and not completed */
     pthread_mutex_t mu;
     pthread_cond_t cond;
     size_t body_bytes;         /* body buffers over BODY_FREE allocated now, summed (atomic) */
@@ -72,6 +78,7 @@ struct request {
     size_t bytes_out;
     char what[200];      /* "METHOD /path" for the request log */
     bool held;           /* suspended as a held config poll; answer with no_hold on resume */
+    bool late;           /* began after the stop began: refused with 503 */
 };
 
 /* Collects one query parameter; stops (so the request is refused) at a key or value that is
@@ -336,6 +343,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         rt_buf_init(&r->body, keep ? keep : 1);
         r->t0 = rt_time_mono_ns();
         log_what(r->what, sizeof(r->what), method, url);
+        r->late = atomic_load(&srv->draining);
+        atomic_fetch_add(&srv->inflight, 1);
         *con_cls = r;
         rt__deadlines_body(conn, 0);
         /* A Content-Length over the limit: nothing of the body is buffered. A client that
@@ -366,6 +375,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return send_text(conn, r, 503, "application/json",
                          "{\"error\":\"busy\",\"message\":\"too many request bodies are being "
                          "received at once (server-wide memory bound): retry later\"}");
+    }
+    if (r->late) {
+        rt_metrics_refusal(srv->metrics, "unavailable");
+        return send_text(conn, r, 503, "application/json",
+                         "{\"error\":\"unavailable\",\"message\":\"the server is stopping; "
+                         "retry against a running server\"}");
     }
     if (strcmp(method, "GET") == 0 && (!strcmp(url, "/healthz") || !strcmp(url, "/metrics")))
         return handle_builtin(srv, conn, r, url);
@@ -432,6 +447,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     rt_buf_cleanup(&r->body);
     free(r);
     *con_cls = NULL;
+    atomic_fetch_sub(&srv->inflight, 1);
 }
 
 static int parse_listen(const char *listen, struct sockaddr_storage *ss, struct rt_error *err)
@@ -552,10 +568,30 @@ uint16_t rt_server_port(const struct rt_server *srv)
     return srv->port;
 }
 
+/* Waits until no request is in flight, or STOP_GRACE_NS. */
+static void drain(struct rt_server *srv)
+{
+    int64_t deadline = rt_time_mono_ns() + STOP_GRACE_NS;
+    while (atomic_load(&srv->inflight) > 0 && rt_time_mono_ns() < deadline)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    int left = atomic_load(&srv->inflight);
+    if (left > 0)
+        rt_log(RT_LOG_WARN, "stopping with %d requests still in flight after %lld s", left,
+               (long long)(STOP_GRACE_NS / RT_NS_PER_S));
+}
+
 void rt_server_stop(struct rt_server *srv)
 {
     if (!srv)
         return;
+    /* Stop accepting; queries stop at their next profile (503); uploads and the rest
+     * finish (docs/decisions.md). */
+    MHD_socket listener = MHD_INVALID_SOCKET;
+    if (srv->daemon) {
+        listener = MHD_quiesce_daemon(srv->daemon);
+        atomic_store(&srv->draining, true);
+        rt_store_cancel_reads(srv->api.store);
+    }
     if (srv->api.control)
         rt_control_on_change(srv->api.control, NULL, NULL);
     /* Every held poll is resumed before the daemon stops (libmicrohttpd requires it). */
@@ -565,8 +601,12 @@ void rt_server_stop(struct rt_server *srv)
     pthread_mutex_unlock(&srv->wmu);
     if (srv->waker_started)
         pthread_join(srv->waker, NULL);
-    if (srv->daemon)
+    if (srv->daemon) {
+        drain(srv);
         MHD_stop_daemon(srv->daemon);
+    }
+    if (listener != MHD_INVALID_SOCKET)
+        close(listener);
     rt__deadlines_free(srv->deadlines);
     free(srv->waiters);
     pthread_cond_destroy(&srv->wcond);

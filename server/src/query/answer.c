@@ -407,6 +407,15 @@ json_t *rt__query_diff_json(const struct rt__query_ctx *c, const char *service, 
 
 /* ---- entry points ---- */
 
+/* Ends the scans of c: functions, names, capacity (RT_ENOMEM), then RT_ECANCELED when the
+ * server began to stop meanwhile, so that a stop does not wait for the answer's building. */
+static int finish(struct rt__query_ctx *c, struct rt_store *s, struct rt_error *err)
+{
+    if (rt__query_finish(c))
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    return rt_store_check_cancelled(s, err);
+}
+
 static bool valid_type(enum rt_ptype t)
 {
     return t == RT_PTYPE_CPU || t == RT_PTYPE_WALL;
@@ -425,12 +434,8 @@ json_t *rt_query_profile(struct rt_store *s, const struct rt_query_profile_req *
     struct rt_store_filter f = {req->service, req->type, req->from_ns,
                                 req->to_ns,   req->version, req->instance};
     json_t *out = NULL;
-    if (rt__query_scan(&c, 0, s, &f, err))
+    if (rt__query_scan(&c, 0, s, &f, err) || finish(&c, s, err))
         goto out;
-    if (rt__query_finish(&c)) {
-        rt_error_set(err, RT_ENOMEM, "out of memory");
-        goto out;
-    }
     out = rt__query_profile_json(&c, req->service,
                                  req->limit ? req->limit : RT_QUERY_DEFAULT_LIMIT);
     if (!out)
@@ -492,12 +497,9 @@ json_t *rt_query_diff(struct rt_store *s, const struct rt_query_diff_req *req,
     struct rt_store_filter fc = {req->service, req->type, req->cur_from_ns,
                                  req->cur_to_ns,  cv, req->instance};
     json_t *out = NULL, *deploys = NULL;
-    if (rt__query_scan(&c, 0, s, &fb, err) || rt__query_scan(&c, 1, s, &fc, err))
+    if (rt__query_scan(&c, 0, s, &fb, err) || rt__query_scan(&c, 1, s, &fc, err) ||
+        finish(&c, s, err))
         goto out;
-    if (rt__query_finish(&c)) {
-        rt_error_set(err, RT_ENOMEM, "out of memory");
-        goto out;
-    }
     deploys = diff_deploys(s, req, err);
     if (!deploys)
         goto out;

@@ -5,6 +5,7 @@
 #define RT_STORE_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -141,6 +142,7 @@ struct rt_store {
     void *be;                        /* backend state, owned (freed by ops->free) */
     pthread_rwlock_t dict_lock;      /* guards dict */
     struct rt__store_dict dict;      /* committed frames and stacks, loaded lazily */
+    atomic_bool reads_cancelled;     /* rt_store_cancel_reads was called */
 };
 
 /* Opens the SQLite backend on the database file path into s (ops and be). */

@@ -160,6 +160,49 @@ static void test_roundtrip(void)
     fixture_rmdir(dir);
 }
 
+/* Cancels the store's reads at the first profile it is called with; counts its calls. */
+static int cancel_at_first(void *ud, const struct rt_profile_meta *m,
+                           const struct rt_store_row *rw, size_t n)
+{
+    (void)m, (void)rw, (void)n;
+    struct got *g = ud;
+    if (g->n++ == 0)
+        rt_store_cancel_reads(g->s);
+    return 0;
+}
+
+static void test_cancel_reads(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_profile *a = sample_profile("shop", "i-1", "p-1", T0, 10 * S);
+    struct rt_profile *b = sample_profile("shop", "i-1", "p-2", T0 + 10 * S, 10 * S);
+    CHECK_INT(fixture_put(s, a, NULL), 0);
+    CHECK_INT(fixture_put(s, b, NULL), 0);
+    struct rt_error err = {0};
+    CHECK_INT(rt_store_check_cancelled(s, &err), 0);
+    /* a scan running when the reads are cancelled stops at its next profile */
+    struct got g = {.s = s};
+    struct rt_store_filter f = {"shop", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL};
+    CHECK_INT(rt_store_scan(s, &f, cancel_at_first, &g, &err), RT_ECANCELED);
+    CHECK_INT(g.n, 1);
+    CHECK(strstr(err.msg, "the server is stopping") != NULL);
+    /* so do the scans that follow, and the check between a query's phases */
+    g.n = 0;
+    CHECK_INT(rt_store_scan(s, &f, collect, &g, &err), RT_ECANCELED);
+    CHECK_INT(g.n, 0);
+    CHECK_INT(rt_store_check_cancelled(s, &err), RT_ECANCELED);
+    /* writes go on: an upload in flight at a stop is stored */
+    struct rt_profile *c = sample_profile("shop", "i-1", "p-3", T0 + 20 * S, 10 * S);
+    CHECK_INT(fixture_put(s, c, NULL), 0);
+    CHECK_INT(rt_store_profile_count(s), 3);
+    rt_profile_free(a);
+    rt_profile_free(b);
+    rt_profile_free(c);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
 static void test_persistence(void)
 {
     char *dir = fixture_tmpdir();
@@ -524,6 +567,7 @@ int main(void)
 {
     RUN(test_open_modes);
     RUN(test_roundtrip);
+    RUN(test_cancel_reads);
     RUN(test_persistence);
     RUN(test_dedup);
     RUN(test_window_edges);
