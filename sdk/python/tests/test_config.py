@@ -94,6 +94,9 @@ def test_out_of_range_numbers_are_clamped(field, value, expected):
     b'{"enabled": true, "type": 5}',
     b'{"enabled": true, "type": null}',
     b'{"enabled": true, "etag": 7}',
+    b'{"enabled": true, "etag": null}',  # fuzzing: null is a wrong type, as in the other SDKs
+    b'{"enabled": true, "etag": "\\ud800"}',  # fuzzing: a lone surrogate, unsendable in a query
+    b'{"enabled": true, "type": "wall\\udfff"}',
     b'[{"enabled": true}]',
     b'null',
     b'true',

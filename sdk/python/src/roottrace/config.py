@@ -138,6 +138,21 @@ def _number(obj: dict, key: str, default: float, lo: float, hi: float) -> float:
     return min(max(v, lo), hi)
 
 
+def _string(obj: dict, key: str, default: Optional[str]) -> Optional[str]:
+    """The field as a string; default when absent; ConfigError on a wrong type (null
+    included) or on a lone surrogate ("\\ud800"), which could not be sent back in a query."""
+    if key not in obj:
+        return default
+    v = obj[key]
+    if not isinstance(v, str):
+        raise ConfigError(f"{key} is not a string")
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(f"{key} is not valid Unicode (a lone surrogate)") from None
+    return v
+
+
 def _unquote_etag(v: Optional[str]) -> Optional[str]:
     """An ETag header's opaque value: `W/"abc"` and `"abc"` give `abc` (the body field,
     which is preferred, carries it unquoted)."""
@@ -171,12 +186,8 @@ def parse_config(body: bytes, limits: Limits = DEFAULT_LIMITS, header_etag: Opti
     enabled = obj["enabled"]
     if not isinstance(enabled, bool):
         raise ConfigError("enabled is not a boolean")
-    ptype = obj.get("type", "wall")
-    if not isinstance(ptype, str):
-        raise ConfigError("type is not a string")
-    etag = obj.get("etag", _unquote_etag(header_etag))
-    if etag is not None and not isinstance(etag, str):
-        raise ConfigError("etag is not a string")
+    ptype = _string(obj, "type", "wall")
+    etag = _string(obj, "etag", _unquote_etag(header_etag))
     interval = _number(obj, "sampling_interval_us", limits.default_sampling_interval_us,
                        limits.sampling_interval_min_us, limits.sampling_interval_max_us)
     upload = _number(obj, "upload_interval_s", limits.default_upload_interval_s,
