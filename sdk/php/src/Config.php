@@ -58,12 +58,14 @@ final class Config
         if (!is_bool($o['enabled'])) {
             throw new ConfigError('enabled is not a boolean');
         }
-        $type = $o['type'] ?? 'cpu';
+        // A present field of the wrong type, null included, is invalid (`??` would take
+        // null for absent: found by fuzzing).
+        $type = array_key_exists('type', $o) ? $o['type'] : 'cpu';
         if (!is_string($type)) {
             throw new ConfigError('type is not a string');
         }
         $etag = array_key_exists('etag', $o) ? $o['etag'] : self::unquoteEtag($headerEtag);
-        if ($etag !== null && !is_string($etag)) {
+        if (array_key_exists('etag', $o) && !is_string($etag)) {
             throw new ConfigError('etag is not a string');
         }
         $interval = self::number($o, 'sampling_interval_us', $lim->defaultSamplingIntervalUs,
@@ -125,6 +127,9 @@ final class Config
     {
         if (!is_array($a)) {
             return null;
+        }
+        if (array_key_exists('etag', $a) && $a['etag'] === null) {
+            unset($a['etag']); // toArray() writes a config without etag so
         }
         try {
             return self::fromDecoded($a, $lim, null);

@@ -68,6 +68,8 @@ final class ConfigTest extends TestCase
             'enabled null' => self::body(['enabled' => null]),
             'type int' => self::body(['type' => 1]),
             'etag int' => self::body(['etag' => 5]),
+            'type null (fuzzing)' => self::body(['type' => null]),
+            'etag null (fuzzing)' => self::body(['etag' => null]),
             'too large' => self::body(['pad' => str_repeat('a', 70_000)]),
             'bad utf-8' => "{\"enabled\": true, \"type\": \"\xff\"}",
         ];
@@ -103,6 +105,9 @@ final class ConfigTest extends TestCase
     {
         $lim = new Limits();
         $c = Config::parse(self::body(['type' => 'wall', 'upload_interval_s' => 12.5]), $lim);
+        $this->assertEquals($c, Config::fromArray($c->toArray(), $lim));
+        $c = Config::parse('{"enabled": true}', $lim); // no etag: null in the cached state
+        $this->assertNull($c->etag);
         $this->assertEquals($c, Config::fromArray($c->toArray(), $lim));
         $this->assertNull(Config::fromArray(['enabled' => 'yes'], $lim));
         $this->assertNull(Config::fromArray('garbage', $lim));
