@@ -117,6 +117,9 @@ class ConfigTest {
             "{\"enabled\": true /* c */}", "{\"enabled\": tru}", "{\"enabled\": true, \"x\": \"\u0001\"}",
             "[".repeat(100000) + "]".repeat(100000),
             "{\"enabled\": true, \"pad\": \"" + "a".repeat(64 * 1024) + "\"}",
+            // fuzzing: a \\u escape takes ASCII hex digits only, not '\u0664' or '\uff10'
+            "{\"enabled\": true, \"etag\": \"\\u\u0660\u0660\u0664\u0661\"}",
+            "{\"enabled\": true, \"x\": \"\\u00\uff10\uff10\"}",
         };
         for (String w : whole) {
             b.add(Arguments.of("[" + (w.length() > 40 ? w.substring(0, 40) : w) + "]", w));
