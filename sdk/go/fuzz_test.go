@@ -26,6 +26,7 @@ func fuzzSeeds() [][2]string {
 		{`null`, ""}, {`{"enabled": "true"}`, ""}, {`{"enabled": null}`, ""},
 		{`{"enabled": true} trailing`, ""}, {"\xff\xfe", ""},
 		{`{"enabled": true, "enabled": false}`, ""}, {`{"enabled": true, "etag": "\ud800"}`, ""},
+		{`{"enabled": true}`, `"a b"`}, {`{"enabled": true, "etag": "` + strings.Repeat("a", 257) + `"}`, ""},
 		{`{"enabled": true, "type": "módulo 模块", "x": [[[[{}]]]]}`, ""},
 		{`{"enabled": true, "poll_interval_s": 1e400}`, ""},
 		{`{"enabled": true, "poll_interval_s": -0, "upload_interval_s": 9.999999999999999e307}`, ""},
@@ -111,8 +112,12 @@ func checkConfigInvariants(t *testing.T, body []byte, header string) {
 	} else if _, present := obj["type"]; !present && c.ptype != "cpu" {
 		t.Fatalf("absent type became %q", c.ptype)
 	}
-	if _, present := obj["etag"]; !present && c.etag != unquoteETag(header) {
-		t.Fatalf("absent etag: %q, header %q", c.etag, header)
+	if e, ok := obj["etag"].(string); ok && e != c.etag {
+		t.Fatalf("etag %q became %q", e, c.etag)
+	}
+	// Every etag kept can be sent back: at most 256 printable ASCII characters but '"'.
+	if len(c.etag) > 256 || strings.IndexFunc(c.etag, func(r rune) bool { return r < 0x21 || r > 0x7e || r == '"' }) >= 0 {
+		t.Fatalf("etag %q cannot be sent back", c.etag)
 	}
 }
 

@@ -96,12 +96,16 @@ function hasNonJson(v) {
   return Array.isArray(v) && v.some(hasNonJson);
 }
 
+/** An etag the server takes back in a query: at most 256 printable ASCII characters but '"'. */
+const sendable = (e) => e.length <= 256 && [...e].every((ch) => ch >= '!' && ch <= '~' && ch !== '"');
+
 /** Expected outcome of an object given as pairs: 'invalid', 'unknown' or {valid: fields}. */
 function expectOf(pairs) {
   if (pairs.some(([, v]) => hasNonJson(v))) return 'invalid';
   const obj = new Map(pairs); // last wins, as JSON.parse
   if (typeof obj.get('enabled') !== 'boolean') return 'invalid';
   for (const k of ['type', 'etag']) if (obj.has(k) && typeof obj.get(k) !== 'string') return 'invalid';
+  if (obj.has('etag') && !sendable(obj.get('etag'))) return 'invalid'; // refused by the server later
   for (const k of Object.keys(NUMERIC)) {
     const v = obj.get(k);
     if (obj.has(k) && typeof v !== 'number' && !(v && v.kind === 'overflow')) return 'invalid';
@@ -189,6 +193,7 @@ function check(body, expect = 'unknown') {
   }
   assert.strictEqual(c.type, Object.prototype.hasOwnProperty.call(obj, 'type') ? obj.type : 'cpu');
   assert.strictEqual(c.etag, Object.prototype.hasOwnProperty.call(obj, 'etag') ? obj.etag : null);
+  assert.ok(c.etag === null || sendable(c.etag), 'etag cannot be sent back');
 }
 
 function run(seed, n, deadline) {

@@ -156,6 +156,20 @@ final class ConfigPropertyTest extends TestCase
         return $lone && is_string($v) && str_contains($v, self::LONE);
     }
 
+    /** An etag the server takes back in a query: at most 256 printable ASCII characters but '"'. */
+    private static function sendable(string $e): bool
+    {
+        if (strlen($e) > 256) {
+            return false;
+        }
+        foreach (str_split($e) as $ch) {
+            if (ord($ch) < 0x21 || ord($ch) > 0x7e || $ch === '"') {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** 'invalid', 'unknown' or ['valid'] for an object given as pairs. */
     private static function expectOf(array $pairs): string|array
     {
@@ -177,6 +191,9 @@ final class ConfigPropertyTest extends TestCase
             if (array_key_exists($k, $o) && !is_string($o[$k])) {
                 return 'invalid';
             }
+        }
+        if (array_key_exists('etag', $o) && !self::sendable($o['etag'])) {
+            return 'invalid'; // the server would refuse it in every later poll
         }
         foreach (array_keys(self::NUMERIC) as $k) {
             if (array_key_exists($k, $o) && $o[$k] instanceof FuzzRaw) {
@@ -279,6 +296,7 @@ final class ConfigPropertyTest extends TestCase
         }
         $this->assertSame(array_key_exists('type', $o) ? $o['type'] : 'cpu', $got->type);
         $this->assertSame(array_key_exists('etag', $o) && $o['etag'] !== '' ? $o['etag'] : null, $got->etag);
+        $this->assertTrue($got->etag === null || self::sendable($got->etag), 'etag cannot be sent back');
     }
 
     /** @return array{0: int, 1: array<string, int>} cases run and outcomes seen */

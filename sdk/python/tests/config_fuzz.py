@@ -185,6 +185,8 @@ def _expect(pairs: List[Tuple[str, Any]]) -> Any:
             return "invalid"
         if k in obj and "\ud800" in obj[k]:
             return "invalid"  # a lone surrogate: not Unicode, cannot be sent back
+    if obj.get("etag") and not _sendable(obj["etag"]):
+        return "invalid"  # the server would refuse it in every later poll
     for k in NUMERIC:
         if k in obj and not (_is(obj[k], "num") or (isinstance(obj[k], Raw) and obj[k].kind == "overflow")):
             return "invalid"
@@ -199,6 +201,10 @@ def _has_raw(v: Any, kinds: Tuple[str, ...]) -> bool:
     if isinstance(v, tuple):
         return any(_has_raw(x, kinds) for _, x in v[1])
     return False
+
+
+def _sendable(etag: str) -> bool:
+    return len(etag) <= 256 and all(0x21 <= ord(c) <= 0x7E and c != '"' for c in etag)
 
 
 def _strict_loads(body: bytes) -> Any:
@@ -236,6 +242,7 @@ def check(body: bytes, header: Optional[str] = None, expect: Any = "unknown") ->
         assert abs(v - want) <= (1 if integral else 1e-9 * want), "%s: sent %r, got %r" % (name, sent, v)
     for s in (got.type, got.etag):
         assert s is None or isinstance(s, str) and s.encode("utf-8") is not None
+    assert got.etag is None or _sendable(got.etag), "etag %r cannot be sent back" % (got.etag,)
     assert got.type == obj.get("type", "wall")
     if "etag" in obj:
         assert got.etag == (obj["etag"] or None)

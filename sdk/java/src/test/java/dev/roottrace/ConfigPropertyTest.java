@@ -243,7 +243,21 @@ class ConfigPropertyTest {
                 return "invalid";
             }
         }
+        Object e = o.get("etag");
+        if (e != null && !sendable(e instanceof Raw ? decoded((Raw) e) : (String) e)) {
+            return "invalid"; // the server would refuse it in every later poll
+        }
         return o;
+    }
+
+    /** An etag the server takes back in a query: at most 256 printable ASCII characters but '"'. */
+    static boolean sendable(String e) {
+        return e.length() <= 256 && e.chars().allMatch(c -> c >= 0x21 && c <= 0x7e && c != '"');
+    }
+
+    /** The string a valid escape() token stands for. */
+    static String decoded(Raw v) {
+        return "x" + (char) Integer.parseInt(v.text.substring(4, 8), 16);
     }
 
     /** One hostile body and its expected outcome. */
@@ -336,6 +350,7 @@ class ConfigPropertyTest {
         for (int i = 0; i < NUMERIC.length; i++) {
             assertTrue(values[i] >= BOUNDS[i][0] && values[i] <= BOUNDS[i][1], NUMERIC[i] + " = " + values[i]);
         }
+        assertTrue(c.etag == null || sendable(c.etag), "etag cannot be sent back: " + c.etag);
         String text = new String(body, StandardCharsets.UTF_8).trim();
         assertTrue(text.startsWith("{") && text.endsWith("}") && text.contains("\"enabled\""), "not an object");
         if (!(expect instanceof Map)) {
@@ -355,7 +370,7 @@ class ConfigPropertyTest {
         for (String k : new String[] {"type", "etag"}) {
             Object v = o.get(k);
             String want = v == null ? (k.equals("type") ? "wall" : null)
-                    : v instanceof Raw ? "x" + (char) Integer.parseInt(((Raw) v).text.substring(4, 8), 16) : (String) v;
+                    : v instanceof Raw ? decoded((Raw) v) : (String) v;
             if (k.equals("etag") && "".equals(want)) {
                 want = null;
             }
