@@ -45,6 +45,13 @@ fi
 if [ $BUILD_ONLY -eq 0 ] && ! python3 -c 'import pytest' 2>/dev/null; then
     python3 -m pip install --quiet pytest
 fi
+# atheris: scripts/fuzz-sdk.sh (make fuzz) fuzzes the Python SDK's config parser with it; a
+# binary wheel for CPython on x86-64 Linux. Optional: without it the script falls back to the
+# seeded property test in a loop, and `make test` never needs it.
+if [ $BUILD_ONLY -eq 0 ] && ! python3 -c 'import atheris' 2>/dev/null; then
+    python3 -m pip install --quiet atheris ||
+        echo "install-deps: atheris not installed (scripts/fuzz-sdk.sh will use the property loop)" >&2
+fi
 # jsonschema and PyYAML: tests/integration/test_openapi.py validates the server's answers
 # against docs/openapi.yaml. From pip like pytest; Debian's packages where pip may not install
 # into the system's Python (PEP 668).

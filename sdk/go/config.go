@@ -36,6 +36,11 @@ const (
 	uploadMaxBytes = 4 << 20
 	// A config is ~200 bytes; an answer larger than this is refused without reading it.
 	configMaxBytes = 64 << 10
+	// An etag is sent back in every poll's query: at most this many characters, each
+	// printable ASCII but '"' (RFC 9110's etagc without obs-text). The server's are 64 hex
+	// digits; a longer one (up to the 64 KiB body) makes the server refuse every later poll
+	// with 414, and the SDK would stay off for good.
+	etagMaxLen = 256
 	// After a held poll returns because of a change, poll again at once, but never more
 	// often than once a second (docs/control-plane.md).
 	repollMin = 1 * time.Second
@@ -164,6 +169,20 @@ func unquoteETag(v string) string {
 	return v
 }
 
+// validETag reports whether v can be sent back as a poll's etag (see etagMaxLen); "" is
+// no etag.
+func validETag(v string) bool {
+	if len(v) > etagMaxLen {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e || v[i] == '"' {
+			return false
+		}
+	}
+	return true
+}
+
 // parseConfig validates and clamps a config answer (a JSON object). Out-of-range numbers
 // are clamped to the nearest bound; a wrong type, NaN, a body over the size cap or
 // malformed JSON returns an error wrapping errConfig: the whole config is then invalid.
@@ -196,10 +215,15 @@ func parseConfig(body []byte, lim limits, headerETag string) (remoteConfig, erro
 			return c, configErrorf("type is not a string")
 		}
 	}
-	c.etag = unquoteETag(headerETag)
+	if c.etag = unquoteETag(headerETag); !validETag(c.etag) {
+		c.etag = "" // a malformed header is ignored: the next poll asks without etag
+	}
 	if raw, ok := obj["etag"]; ok {
 		if json.Unmarshal(raw, &c.etag) != nil || bytes.Equal(raw, []byte("null")) {
 			return c, configErrorf("etag is not a string")
+		}
+		if !validETag(c.etag) {
+			return c, configErrorf("etag is not at most %d printable ASCII characters", etagMaxLen)
 		}
 	}
 	interval, err := number(obj, "sampling_interval_us", goSamplingIntervalUS)

@@ -86,6 +86,9 @@ func TestConfigInvalidWholeBodies(t *testing.T) {
 		`{"enabled": true, "etag": 7}`, `{"enabled": true, "sampling_interval_us": NaN}`,
 		`{"enabled": true} trailing`, "\xff\xfe",
 		`{"enabled": true, "pad": "` + strings.Repeat("a", 70000) + `"}`,
+		// An etag the server would refuse in every later poll's query (414 past ~32 KB).
+		`{"enabled": true, "etag": "` + strings.Repeat("a", 257) + `"}`,
+		`{"enabled": true, "etag": "a b"}`, `{"enabled": true, "etag": "caf\u00e9"}`,
 	} {
 		if c, err := parseConfig([]byte(body), lim, ""); !errors.Is(err, errConfig) {
 			t.Errorf("%.40q: want invalid, got %+v", body, c)
@@ -106,6 +109,15 @@ func TestConfigTypeETagAndDefaults(t *testing.T) {
 	c, _ = parseConfig([]byte(`{"enabled": true, "etag": "body"}`), defaultLimits(), `"hdr"`)
 	if c.etag != "body" || c.ptype != "cpu" {
 		t.Fatalf("%+v", c)
+	}
+	// A malformed header etag is ignored; a 256-character etag is kept.
+	long := strings.Repeat("f", 256)
+	c, err = parseConfig([]byte(`{"enabled": true}`), defaultLimits(), `"a b"`)
+	if err != nil || c.etag != "" {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	if c, err = parseConfig([]byte(`{"enabled": true, "etag": "`+long+`"}`), defaultLimits(), ""); err != nil || c.etag != long {
+		t.Fatalf("%+v, %v", c, err)
 	}
 }
 

@@ -29,6 +29,17 @@ const POLL_INTERVAL_MAX_S = 600;
 const UPLOAD_MAX_BYTES = 4 * 1024 * 1024;
 // A config is ~200 bytes; anything over 64 KiB is not a config and is abandoned unread.
 const CONFIG_MAX_BYTES = 64 * 1024;
+// An etag is sent back in every poll's query: at most this many characters, each printable
+// ASCII but '"' (RFC 9110's etagc without obs-text). The server's are 64 hex digits; a
+// longer one (up to the 64 KiB body) makes the server refuse every later poll with 414, and
+// the SDK would stay off for good.
+const ETAG_MAX_LEN = 256;
+const ETAG_RE = /^[\x21\x23-\x7e]*$/;
+
+/** True when v can be sent back as a poll's etag (see ETAG_MAX_LEN). */
+function validEtag(v) {
+  return typeof v === 'string' && v.length <= ETAG_MAX_LEN && ETAG_RE.test(v);
+}
 // The server clamps `wait` to [0, 30] s (DESIGN §5); asking for more is pointless.
 const WAIT_MAX_S = 30;
 // A poll request that has not completed this long after its `wait` is abandoned.
@@ -93,6 +104,9 @@ function validateConfig(obj) {
   }
   if ('etag' in obj) {
     if (typeof obj.etag !== 'string') return { ok: false, reason: 'etag is not a string' };
+    if (!validEtag(obj.etag)) {
+      return { ok: false, reason: `etag is not at most ${ETAG_MAX_LEN} printable ASCII characters` };
+    }
     config.etag = obj.etag;
   }
   return { ok: true, config };
@@ -262,7 +276,10 @@ class ConfigPoller {
     }
     const config = parsed.config;
     const header = res.headers.etag;
-    if (config.etag == null && typeof header === 'string') config.etag = header.replace(/^W\/|"/g, '');
+    if (config.etag == null && typeof header === 'string') {
+      const h = header.replace(/^W\/|"/g, '');
+      if (validEtag(h)) config.etag = h; // a malformed header is ignored
+    }
     this.etag = config.etag;
     this._changed = sentEtag != null && config.etag !== sentEtag;
     this.config = config;
@@ -294,11 +311,13 @@ module.exports = {
   POLL_INTERVAL_MAX_S,
   UPLOAD_MAX_BYTES,
   CONFIG_MAX_BYTES,
+  ETAG_MAX_LEN,
   WAIT_MAX_S,
   STALE_POLL_INTERVALS,
   POLL_MIN_GAP_MS,
   DEFAULTS,
   validateConfig,
+  validEtag,
   parseConfig,
   ConfigPoller,
 };

@@ -93,6 +93,10 @@ const INVALID = [
   ['type not a string', { ...BASE, type: 5 }],
   ['type null', { ...BASE, type: null }],
   ['etag not a string', { ...BASE, etag: 7 }],
+  // An etag the server would refuse in every later poll's query (414 past ~32 KB).
+  ['etag of 257 characters', { ...BASE, etag: 'a'.repeat(257) }],
+  ['etag with a space', { ...BASE, etag: 'a b' }],
+  ['etag not ASCII', { ...BASE, etag: 'café' }],
   ['top-level array', [BASE]],
   ['top-level null', null],
   ['top-level string', 'enabled'],
@@ -191,4 +195,10 @@ test('status strings follow `<state>[: <reason>]`', () => {
   }
   assert.ok(!isValidStatus('running'));
   assert.ok(!isValidStatus('error: '));
+});
+
+test('an etag of 256 printable ASCII characters is kept', () => {
+  const r = config.validateConfig({ ...BASE, etag: 'f'.repeat(256) });
+  assert.ok(r.ok);
+  assert.strictEqual(r.config.etag, 'f'.repeat(256));
 });

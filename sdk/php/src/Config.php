@@ -58,13 +58,20 @@ final class Config
         if (!is_bool($o['enabled'])) {
             throw new ConfigError('enabled is not a boolean');
         }
-        $type = $o['type'] ?? 'cpu';
+        // A present field of the wrong type, null included, is invalid (`??` would take
+        // null for absent: found by fuzzing).
+        $type = array_key_exists('type', $o) ? $o['type'] : 'cpu';
         if (!is_string($type)) {
             throw new ConfigError('type is not a string');
         }
-        $etag = array_key_exists('etag', $o) ? $o['etag'] : self::unquoteEtag($headerEtag);
-        if ($etag !== null && !is_string($etag)) {
+        $header = self::unquoteEtag($headerEtag);
+        $etag = array_key_exists('etag', $o) ? $o['etag']
+            : ($header !== null && self::validEtag($header) ? $header : null);
+        if (array_key_exists('etag', $o) && !is_string($etag)) {
             throw new ConfigError('etag is not a string');
+        }
+        if ($etag !== null && !self::validEtag($etag)) {
+            throw new ConfigError('etag is not at most ' . self::ETAG_MAX_LEN . ' printable ASCII characters');
         }
         $interval = self::number($o, 'sampling_interval_us', $lim->defaultSamplingIntervalUs,
             $lim->samplingIntervalMinUs, $lim->samplingIntervalMaxUs);
@@ -93,6 +100,20 @@ final class Config
             throw new ConfigError($key . ' is not finite');
         }
         return Limits::clamp($v, $lo, $hi);
+    }
+
+    /**
+     * An etag is sent back in every poll's query: at most this many characters, each printable
+     * ASCII but '"' (RFC 9110's etagc without obs-text). The server's are 64 hex digits; a
+     * longer one (up to the 64 KiB body) makes the server refuse every later poll with 414,
+     * and the SDK would stay off for good.
+     */
+    public const ETAG_MAX_LEN = 256;
+
+    /** True when $v can be sent back as a poll's etag (see ETAG_MAX_LEN); '' is no etag. */
+    public static function validEtag(string $v): bool
+    {
+        return strlen($v) <= self::ETAG_MAX_LEN && preg_match('/^[\x21\x23-\x7e]*$/D', $v) === 1;
     }
 
     /** An ETag header's opaque value: `W/"abc"` and `"abc"` give `abc`. */
@@ -125,6 +146,9 @@ final class Config
     {
         if (!is_array($a)) {
             return null;
+        }
+        if (array_key_exists('etag', $a) && $a['etag'] === null) {
+            unset($a['etag']); // toArray() writes a config without etag so
         }
         try {
             return self::fromDecoded($a, $lim, null);

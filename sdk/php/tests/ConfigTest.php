@@ -68,6 +68,11 @@ final class ConfigTest extends TestCase
             'enabled null' => self::body(['enabled' => null]),
             'type int' => self::body(['type' => 1]),
             'etag int' => self::body(['etag' => 5]),
+            'type null (fuzzing)' => self::body(['type' => null]),
+            'etag null (fuzzing)' => self::body(['etag' => null]),
+            // an etag the server would refuse in every later poll's query (414 past ~32 KB)
+            'etag 257 characters' => self::body(['etag' => str_repeat('a', 257)]),
+            'etag with a space' => self::body(['etag' => 'a b']), 'etag not ASCII' => self::body(['etag' => 'café']),
             'too large' => self::body(['pad' => str_repeat('a', 70_000)]),
             'bad utf-8' => "{\"enabled\": true, \"type\": \"\xff\"}",
         ];
@@ -97,12 +102,17 @@ final class ConfigTest extends TestCase
         $this->assertSame('e1', Config::parse(self::body(), $lim, '"other"')->etag);
         $this->assertSame('abc', Config::parse('{"enabled": true}', $lim, 'W/"abc"')->etag);
         $this->assertSame('abc', Config::parse('{"enabled": true}', $lim, '"abc"')->etag);
+        $this->assertNull(Config::parse('{"enabled": true}', $lim, '"a b"')->etag); // malformed: ignored
+        $this->assertSame(str_repeat('f', 256), Config::parse(self::body(['etag' => str_repeat('f', 256)]), $lim)->etag);
     }
 
     public function testRoundTripThroughTheCachedState(): void
     {
         $lim = new Limits();
         $c = Config::parse(self::body(['type' => 'wall', 'upload_interval_s' => 12.5]), $lim);
+        $this->assertEquals($c, Config::fromArray($c->toArray(), $lim));
+        $c = Config::parse('{"enabled": true}', $lim); // no etag: null in the cached state
+        $this->assertNull($c->etag);
         $this->assertEquals($c, Config::fromArray($c->toArray(), $lim));
         $this->assertNull(Config::fromArray(['enabled' => 'yes'], $lim));
         $this->assertNull(Config::fromArray('garbage', $lim));

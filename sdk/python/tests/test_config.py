@@ -94,6 +94,12 @@ def test_out_of_range_numbers_are_clamped(field, value, expected):
     b'{"enabled": true, "type": 5}',
     b'{"enabled": true, "type": null}',
     b'{"enabled": true, "etag": 7}',
+    b'{"enabled": true, "etag": null}',  # fuzzing: null is a wrong type, as in the other SDKs
+    b'{"enabled": true, "etag": "\\ud800"}',  # fuzzing: a lone surrogate, unsendable in a query
+    b'{"enabled": true, "type": "wall\\udfff"}',
+    # An etag the server would refuse in every later poll's query (414 past ~32 KB).
+    b'{"enabled": true, "etag": "' + b'a' * 257 + b'"}',
+    b'{"enabled": true, "etag": "a b"}',
     b'[{"enabled": true}]',
     b'null',
     b'true',
@@ -129,6 +135,9 @@ def test_unknown_fields_ignored_and_header_etag_used():
     assert parse_config(b'{"enabled": true}', header_etag='W/"h2"').etag == "h2"
     c = parse_config(b'{"enabled": true, "etag": "b1"}', header_etag='"h1"')
     assert c.etag == "b1"
+    # A malformed header etag is ignored; 256 characters are kept.
+    assert parse_config(b'{"enabled": true}', header_etag='"a b"').etag is None
+    assert parse_config(b'{"enabled": true, "etag": "' + b'f' * 256 + b'"}').etag == "f" * 256
 
 
 @pytest.mark.parametrize("state,reason,expected", [

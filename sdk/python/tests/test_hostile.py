@@ -30,6 +30,11 @@ CASES = {
                       ("clamped", SAMPLING_INTERVAL_MAX_US)),
     "interval_nan": (("body", {"raw_body": body().replace(b"20000", b"NaN")}), ("invalid",)),
     "interval_string": (("body", {"raw_body": body(sampling_interval_us="1")}), ("invalid",)),
+    # Found by fuzzing: a lone surrogate was accepted, then every later poll failed to encode
+    # it into the query (UnicodeEncodeError), so the SDK never recovered.
+    "etag_lone_surrogate": (("body", {"raw_body": body(etag="\ud800")}), ("invalid",)),
+    # Likewise a 60 KB etag: the server answers every later poll that sends it with 414.
+    "etag_60KB": (("body", {"raw_body": body(etag="a" * 60000)}), ("invalid",)),
     "body_50MB": (("huge", {}), ("invalid",)),
     "body_50MB_no_length": (("huge_close", {}), ("invalid",)),
     "slow_drip": (("drip", {}), ("absent",)),

@@ -33,6 +33,11 @@ POLL_INTERVAL_MAX_S = 600.0
 UPLOAD_MAX_BYTES = 4 * 1024 * 1024
 # A config is ~200 bytes; an answer larger than this is refused without reading it all.
 CONFIG_MAX_BYTES = 64 * 1024
+# An etag is sent back in every poll's query: at most this many characters, each printable
+# ASCII but '"' (RFC 9110's etagc without obs-text). The server's are 64 hex digits; a
+# longer one (up to the 64 KiB body) makes the server refuse every later poll with 414, and
+# the SDK would stay off for good.
+ETAG_MAX_LEN = 256
 # After a held poll returns because of a change, poll again at once, but never more often
 # than once a second (docs/control-plane.md).
 REPOLL_MIN_S = 1.0
@@ -138,6 +143,26 @@ def _number(obj: dict, key: str, default: float, lo: float, hi: float) -> float:
     return min(max(v, lo), hi)
 
 
+def _string(obj: dict, key: str, default: Optional[str]) -> Optional[str]:
+    """The field as a string; default when absent; ConfigError on a wrong type (null
+    included) or on a lone surrogate ("\\ud800"), which could not be sent back in a query."""
+    if key not in obj:
+        return default
+    v = obj[key]
+    if not isinstance(v, str):
+        raise ConfigError(f"{key} is not a string")
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(f"{key} is not valid Unicode (a lone surrogate)") from None
+    return v
+
+
+def valid_etag(v: str) -> bool:
+    """True when v can be sent back as a poll's etag (see ETAG_MAX_LEN)."""
+    return len(v) <= ETAG_MAX_LEN and all("!" <= ch <= "~" and ch != '"' for ch in v)
+
+
 def _unquote_etag(v: Optional[str]) -> Optional[str]:
     """An ETag header's opaque value: `W/"abc"` and `"abc"` give `abc` (the body field,
     which is preferred, carries it unquoted)."""
@@ -171,12 +196,11 @@ def parse_config(body: bytes, limits: Limits = DEFAULT_LIMITS, header_etag: Opti
     enabled = obj["enabled"]
     if not isinstance(enabled, bool):
         raise ConfigError("enabled is not a boolean")
-    ptype = obj.get("type", "wall")
-    if not isinstance(ptype, str):
-        raise ConfigError("type is not a string")
-    etag = obj.get("etag", _unquote_etag(header_etag))
-    if etag is not None and not isinstance(etag, str):
-        raise ConfigError("etag is not a string")
+    ptype = _string(obj, "type", "wall")
+    header = _unquote_etag(header_etag)
+    etag = _string(obj, "etag", header if header and valid_etag(header) else None)
+    if etag and not valid_etag(etag):
+        raise ConfigError("etag is not at most %d printable ASCII characters" % ETAG_MAX_LEN)
     interval = _number(obj, "sampling_interval_us", limits.default_sampling_interval_us,
                        limits.sampling_interval_min_us, limits.sampling_interval_max_us)
     upload = _number(obj, "upload_interval_s", limits.default_upload_interval_s,

@@ -63,7 +63,11 @@ final class Config {
         }
         boolean enabled = (Boolean) o.get("enabled");
         String type = string(o, "type", "wall");
-        String etag = string(o, "etag", unquoteEtag(headerEtag));
+        String header = unquoteEtag(headerEtag);
+        String etag = string(o, "etag", header != null && validEtag(header) ? header : null);
+        if (etag != null && !validEtag(etag)) {
+            throw new ConfigException("etag is not at most " + ETAG_MAX_LEN + " printable ASCII characters");
+        }
         double interval = number(o, "sampling_interval_us", lim.defaultSamplingIntervalUs,
                 lim.samplingIntervalMinUs, lim.samplingIntervalMaxUs);
         double upload = number(o, "upload_interval_s", lim.defaultUploadIntervalS,
@@ -103,6 +107,28 @@ final class Config {
             throw new ConfigException(key + " is not finite");
         }
         return Math.min(Math.max(d, lo), hi);
+    }
+
+    /**
+     * An etag is sent back in every poll's query: at most this many characters, each printable
+     * ASCII but '"' (RFC 9110's etagc without obs-text). The server's are 64 hex digits; a
+     * longer one (up to the 64 KiB body) makes the server refuse every later poll with 414,
+     * and the SDK would stay off for good.
+     */
+    static final int ETAG_MAX_LEN = 256;
+
+    /** True when v can be sent back as a poll's etag (see ETAG_MAX_LEN); "" is no etag. */
+    static boolean validEtag(String v) {
+        if (v.length() > ETAG_MAX_LEN) {
+            return false;
+        }
+        for (int i = 0; i < v.length(); i++) {
+            char c = v.charAt(i);
+            if (c < 0x21 || c > 0x7e || c == '"') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** An ETag header's opaque value: {@code W/"abc"} and {@code "abc"} give {@code abc}. */

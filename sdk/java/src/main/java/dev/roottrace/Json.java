@@ -226,7 +226,10 @@ final class Json {
         }
         int v = 0;
         for (int i = 0; i < 4; i++) {
-            int d = Character.digit(s.charAt(pos++), 16);
+            char c = s.charAt(pos++);
+            // ASCII hex only: Character.digit also takes other scripts' digits ('٤', '０'),
+            // which would let invalid JSON through (found by fuzzing).
+            int d = c < 128 ? Character.digit(c, 16) : -1;
             if (d < 0) {
                 throw error("bad \\u escape");
             }

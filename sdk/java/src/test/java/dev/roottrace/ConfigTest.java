@@ -117,6 +117,12 @@ class ConfigTest {
             "{\"enabled\": true /* c */}", "{\"enabled\": tru}", "{\"enabled\": true, \"x\": \"\u0001\"}",
             "[".repeat(100000) + "]".repeat(100000),
             "{\"enabled\": true, \"pad\": \"" + "a".repeat(64 * 1024) + "\"}",
+            // fuzzing: a \\u escape takes ASCII hex digits only, not '\u0664' or '\uff10'
+            "{\"enabled\": true, \"etag\": \"\\u\u0660\u0660\u0664\u0661\"}",
+            "{\"enabled\": true, \"x\": \"\\u00\uff10\uff10\"}",
+            // an etag the server would refuse in every later poll's query (414 past ~32 KB)
+            "{\"enabled\": true, \"etag\": \"" + "a".repeat(257) + "\"}",
+            "{\"enabled\": true, \"etag\": \"a b\"}", "{\"enabled\": true, \"etag\": \"caf\u00e9\"}",
         };
         for (String w : whole) {
             b.add(Arguments.of("[" + (w.length() > 40 ? w.substring(0, 40) : w) + "]", w));
@@ -166,6 +172,9 @@ class ConfigTest {
         assertEquals("h2", Config.parse(b, Limits.DEFAULT, "W/\"h2\"").etag);
         byte[] withEtag = "{\"enabled\": true, \"etag\": \"b1\"}".getBytes(StandardCharsets.UTF_8);
         assertEquals("b1", Config.parse(withEtag, Limits.DEFAULT, "\"h1\"").etag);
+        assertNull(Config.parse(b, Limits.DEFAULT, "\"a b\"").etag); // a malformed header is ignored
+        String longTag = "f".repeat(256);
+        assertEquals(longTag, parse("{\"enabled\": true, \"etag\": \"" + longTag + "\"}").etag);
     }
 
     @Test
