@@ -16,7 +16,7 @@ SHARED=${SHARED_DATA:-../shared/data}
 OUT=build/fuzz
 TIMEOUT=${FUZZ_TIMEOUT:-10}
 RSS_MB=${FUZZ_RSS_MB:-2048}
-MAX_SEED=${FUZZ_MAX_SEED_BYTES:-262144}
+MAX_SEED=${FUZZ_MAX_SEED_BYTES:-65536}
 
 command -v "${FUZZ_CC:-clang}" >/dev/null ||
     { echo "fuzz: ${FUZZ_CC:-clang} not found (scripts/install-deps.sh installs clang)" >&2; exit 1; }
