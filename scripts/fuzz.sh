@@ -48,6 +48,12 @@ seed() {
     fuzz_pprof)
         seed_shared "$dir" "" "$SHARED"/pprof/*.pb.gz "$SHARED"/pprof/*.pprof \
             "$SHARED"/pprof/*.pgo "$SHARED"/pprof/legacy/* ;;
+    fuzz_api_upload)
+        # The first byte picks the parameters (tests/fuzz/fuzz_api_upload.c): 0x10 is a pprof
+        # started a minute ago, 0x1b folded stacks of cpu in nanoseconds started a minute ago.
+        seed_shared "$dir" '\x10' "$SHARED"/pprof/*.pb.gz "$SHARED"/pprof/*.pprof \
+            "$SHARED"/pprof/*.pgo
+        seed_shared "$dir" '\x1b' "$SHARED"/collapsed/*.txt ;;
     fuzz_gunzip)
         seed_shared "$dir" "" "$SHARED"/pprof/*.gz ;;
     fuzz_folded)

@@ -121,6 +121,7 @@ static void fixture_open(void)
     rt_api_ctx_init(&fx.ctx, fx.store, fx.control);
     fx.ctx.trusted = true;
     fx.ctx.sessions = fx.sessions;
+    fx.ctx.retention_ns = 30 * 86400 * RT_NS_PER_S; /* the server's default --retention */
     fixture_seed();
 }
 
