@@ -19,7 +19,8 @@ RSS_MB=${FUZZ_RSS_MB:-2048}
 MAX_SEED=${FUZZ_MAX_SEED_BYTES:-65536}
 
 command -v "${FUZZ_CC:-clang}" >/dev/null ||
-    { echo "fuzz: ${FUZZ_CC:-clang} not found (scripts/install-deps.sh installs clang)" >&2; exit 1; }
+    { echo "fuzz: ${FUZZ_CC:-clang} not found (scripts/install-deps.sh installs it)" >&2
+      exit 1; }
 nice make --no-print-directory FUZZ=1 fuzz-bins >"$OUT-build.log" 2>&1 ||
     { cat "$OUT-build.log" >&2; echo "fuzz: build failed" >&2; exit 1; }
 
@@ -35,7 +36,9 @@ seed_shared() {
     local f
     for f in "$@"; do
         [ -f "$f" ] && [ "$(stat -c %s "$f")" -le "$MAX_SEED" ] || continue
-        local dst="$dir/shared-$(basename "$f")${prefix:+-$(printf '%s' "$prefix" | od -An -tx1 | tr -d ' ')}"
+        local tag=""
+        [ -n "$prefix" ] && tag=-$(printf '%s' "$prefix" | od -An -tx1 | tr -d ' ')
+        local dst="$dir/shared-$(basename "$f")$tag"
         [ -e "$dst" ] && continue
         { [ -n "$prefix" ] && printf "$prefix"; cat "$f"; } >"$dst"
     done
@@ -80,8 +83,8 @@ for t in "${targets[@]}"; do
         -print_final_stats=1 -artifact_prefix="$art/" "$OUT/corpus/$t" "${seeds[@]}" \
         >"$OUT/logs/$t.log" 2>&1
     rc=$?
-    grep -E '^(#[0-9]+[[:space:]]+DONE|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb|new_units_added))' \
-        "$OUT/logs/$t.log" | sed "s/^/  $t: /"
+    stats='number_of_executed_units|average_exec_per_sec|peak_rss_mb|new_units_added'
+    grep -E "^(#[0-9]+[[:space:]]+DONE|stat::($stats))" "$OUT/logs/$t.log" | sed "s/^/  $t: /"
     new=$(ls "$art" | comm -13 "$art.before" -)
     if [ $rc -ne 0 ] || [ -n "$new" ]; then
         echo "fuzz: $t FAILED (exit $rc); see $OUT/logs/$t.log" >&2

@@ -74,10 +74,12 @@ static void read_back(enum route r, const struct rt_api_resp *resp)
     case R_ISSUE:
         snprintf(path, sizeof(path), "/api/v1/issues/%s/diff", member(resp, "id"));
         get(path, NULL, NULL);
-        get("/api/v1/issues", NULL, (const char *const[]){"service", member(resp, "service"), NULL});
+        get("/api/v1/issues", NULL,
+            (const char *const[]){"service", member(resp, "service"), NULL});
         break;
     case R_DEPLOY:
-        get("/api/v1/deploys", NULL, (const char *const[]){"service", member(resp, "service"), NULL});
+        get("/api/v1/deploys", NULL,
+            (const char *const[]){"service", member(resp, "service"), NULL});
         get("/api/v1/diff", NULL,
             (const char *const[]){"service", member(resp, "service"), "type", "cpu", "at",
                                   member(resp, "at"), NULL});

@@ -49,8 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct rt_api_param params[MAX_PARAMS];
     size_t n = 0;
     const char *arg = "1";
-    struct rt_api_req req = {.method = routes[(sel & 0x7f) % (sizeof(routes) / sizeof(routes[0]))].method,
-                             .no_hold = sel & 0x80};
+    size_t route = (sel & 0x7f) % (sizeof(routes) / sizeof(routes[0]));
+    struct rt_api_req req = {.method = routes[route].method, .no_hold = sel & 0x80};
     for (char *save = NULL, *kv = strtok_r(q, "&", &save); kv && n < MAX_PARAMS;
          kv = strtok_r(NULL, "&", &save)) {
         char *eq = strchr(kv, '=');
@@ -69,8 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             params[n++] = (struct rt_api_param){kv, v};
     }
     char path[2048];
-    snprintf(path, sizeof(path), routes[(sel & 0x7f) % (sizeof(routes) / sizeof(routes[0]))].path,
-             arg);
+    snprintf(path, sizeof(path), routes[route].path, arg);
     req.path = path;
     req.params = params;
     req.nparams = n;
