@@ -2,7 +2,16 @@
 # runs the product demonstration. `make SAN=1` builds under ASan+UBSan into build/san/.
 
 SAN     ?=
-ifeq ($(SAN),1)
+FUZZ    ?=
+ifeq ($(FUZZ),1)
+# The fuzz targets (tests/fuzz/, scripts/fuzz.sh): every module compiled by clang with
+# coverage instrumentation for libFuzzer, under ASan+UBSan.
+BUILD   ?= build/fuzz
+CC       = $(FUZZ_CC)
+SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=all
+OPT      = -O1 -g
+else ifeq ($(SAN),1)
 BUILD   ?= build/san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 OPT      = -O1 -g
@@ -13,6 +22,7 @@ OPT      = -O2 -g
 endif
 
 CC      ?= cc
+FUZZ_CC ?= clang
 PKGS     = libmicrohttpd jansson sqlite3 zlib libsodium libxxhash libcurl
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
            -Iserver/include -Iserver/src $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -149,5 +159,32 @@ $(BUILD)/obj/gen/ui_assets.o: $(BUILD)/gen/ui_assets.c server/src/http/ui.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 $(call lib,http): $(BUILD)/obj/gen/ui_assets.o
+
+# Fuzz targets: tests/fuzz/fuzz_<name>.c, each defining LLVMFuzzerTestOneInput. `make fuzz`
+# builds them with clang and libFuzzer into build/fuzz/bin/ and runs each for FUZZ_SECONDS;
+# `make fuzz-replay` (a `make test` suite) builds them with $(CC) under ASan+UBSan with a
+# small main (tests/fuzz/replay.c) and replays the checked-in crashes and seeds.
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS  = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES = $(patsubst tests/fuzz/%.c,%,$(FUZZ_SRCS))
+FUZZ_HDRS  = $(wildcard tests/fuzz/*.h)
+.PHONY: fuzz fuzz-bins fuzz-replay
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+fuzz-bins: $(patsubst %,$(BUILD)/bin/%,$(FUZZ_NAMES))
+$(BUILD)/bin/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDRS) $(call libs_of,http)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/fuzz -fsanitize=fuzzer -o $@ $< $(call libs_of,http) $(LDFLAGS) \
+	    $(LDLIBS)
+fuzz-replay:
+	$(MAKE) --no-print-directory SAN=1 fuzz-replay-bins
+	scripts/fuzz-replay.sh build/san/fuzz-replay
+.PHONY: fuzz-replay-bins
+fuzz-replay-bins: $(patsubst %,$(BUILD)/fuzz-replay/%,$(FUZZ_NAMES))
+$(BUILD)/fuzz-replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_HDRS) \
+                             $(call libs_of,http)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/fuzz -o $@ $< tests/fuzz/replay.c $(call libs_of,http) $(LDFLAGS) \
+	    $(LDLIBS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

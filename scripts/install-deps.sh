@@ -17,8 +17,10 @@ if [ $BUILD_ONLY -eq 0 ]; then
     # fetches JUnit on the Java SDK's first test run.
     # clickhouse-server: the conformance suite's second backend (scripts/clickhouse.sh runs
     # a private server of its own on free loopback ports; Debian's is 18.16, DESIGN §8).
+    # clang and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes of Debian 12's
+    # clang 14): `make fuzz` (scripts/fuzz.sh); `make test` replays the fuzz inputs with gcc.
     pkgs+=(python3-pytest curl chromium php-cli php-excimer phpunit php-fpm libfcgi-bin
-           clickhouse-server)
+           clickhouse-server clang libclang-rt-14-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -101,3 +101,13 @@ def test_too_many_samples(server):
     lines = b"".join(b"f%d 1\n" % i for i in range(1_000_001))
     refused(server, gzip.compress(lines), 413, ["10"], ctype="text/plain", type="cpu",
             unit="samples", period_ns="1000000")
+
+
+@pytest.mark.parametrize("time_nanos", [(1 << 63) - 2, -(1 << 63) + 1])
+def test_time_nanos_out_of_range(server, time_nanos):
+    """A pprof's time_nanos near +-2^63 is refused; near 2^63 it overflowed the retention
+    check, which stopped the sanitized server with a UBSan report (found while writing
+    the fuzz_api_upload target; its input is in tests/fuzz/crashes/fuzz_api_upload/)."""
+    data = pb.cpu_profile({"main;work": 3}, time_nanos=time_nanos,
+                          duration_nanos=1_000_000_000)
+    refused(server, data, 400, ["out of range"])

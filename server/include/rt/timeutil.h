@@ -7,6 +7,10 @@
 
 #define RT_NS_PER_S 1000000000LL
 
+/* Times parsed from input lie within +-2^62 ns of the epoch (1823-12 to 2116-01), so that
+ * adding or subtracting a duration of up to 2^62 ns (146 years) to one cannot overflow. */
+#define RT_TIME_LIMIT_NS ((int64_t)1 << 62)
+
 /* Wall-clock now, Unix nanoseconds. */
 int64_t rt_time_now_ns(void);
 
@@ -18,7 +22,7 @@ int64_t rt_time_mono_ns(void);
  * Impossible dates are refused, not rolled over: a day past its month's length (2020-02-30,
  * 2021-02-29, 2100-02-29; leap years are Gregorian), and second 60: RFC 3339 allows a leap
  * second, but Unix time has none and no producer sends one, so it is refused rather than
- * read as the next second. */
+ * read as the next second. Times beyond +-RT_TIME_LIMIT_NS are refused. */
 int rt_time_parse(const char *s, int64_t *ns);
 
 /* Formats Unix ns as RFC 3339 UTC with at most 9 fraction digits, trailing zeros trimmed,

@@ -49,9 +49,9 @@ static int parse_unix_seconds(const char *s, int64_t *ns)
         return RT_EINVAL;
     int64_t sec = 0, frac = 0;
     for (; isdigit((unsigned char)*p); p++) {
-        if (sec > (INT64_MAX / RT_NS_PER_S) / 10)
-            return RT_EINVAL;
         sec = sec * 10 + (*p - '0');
+        if (sec > RT_TIME_LIMIT_NS / RT_NS_PER_S)
+            return RT_EINVAL;
     }
     if (*p == '.') {
         p++;
@@ -62,6 +62,8 @@ static int parse_unix_seconds(const char *s, int64_t *ns)
     if (*p)
         return RT_EINVAL;
     int64_t v = sec * RT_NS_PER_S + frac;
+    if (v > RT_TIME_LIMIT_NS)
+        return RT_EINVAL;
     *ns = neg ? -v : v;
     return 0;
 }
@@ -125,8 +127,12 @@ int rt_time_parse(const char *s, int64_t *ns)
     tm.tm_hour = h;
     tm.tm_min = m;
     tm.tm_sec = sec;
-    time_t t = timegm(&tm);
-    *ns = ((int64_t)t - off) * RT_NS_PER_S + frac;
+    int64_t t = (int64_t)timegm(&tm) - off;
+    if (t > RT_TIME_LIMIT_NS / RT_NS_PER_S || t < -(RT_TIME_LIMIT_NS / RT_NS_PER_S))
+        return RT_EINVAL;
+    if (t * RT_NS_PER_S + frac > RT_TIME_LIMIT_NS)
+        return RT_EINVAL;
+    *ns = t * RT_NS_PER_S + frac;
     return 0;
 }
 

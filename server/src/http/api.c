@@ -179,7 +179,7 @@ int rt__api_json_time(json_t *v, int64_t *ns)
         return rt_time_parse(json_string_value(v), ns) ? -1 : 0;
     if (json_is_number(v)) {
         double d = json_number_value(v);
-        if (!(d > -9e9 && d < 9e9))
+        if (!(d * 1e9 > -(double)RT_TIME_LIMIT_NS && d * 1e9 < (double)RT_TIME_LIMIT_NS))
             return -1;
         *ns = (int64_t)(d * 1e9);
         return 0;

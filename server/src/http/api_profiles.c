@@ -65,7 +65,8 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
  * (one such profile would widen every later window scan); a profile that says nothing of its
  * start is taken to have ended at its arrival; one that ended before the retention horizon
  * is refused rather than acknowledged and then deleted; one starting in the future (beyond
- * clock skew) is refused. Returns -1 with resp filled. */
+ * clock skew) is refused, and so is a start beyond +-RT_TIME_LIMIT_NS (a pprof's time_nanos
+ * near 2^63 overflowed the retention check). Returns -1 with resp filled. */
 static int check_times(const struct rt_api_ctx *ctx, struct rt_profile **ps, size_t n,
                        struct rt_api_resp *resp)
 {
@@ -79,6 +80,12 @@ static int check_times(const struct rt_api_ctx *ctx, struct rt_profile **ps, siz
         }
         if (ps[i]->time_ns == 0)
             ps[i]->time_ns = now - dur;
+        if (ps[i]->time_ns < -RT_TIME_LIMIT_NS || ps[i]->time_ns > RT_TIME_LIMIT_NS) {
+            rt__api_error(resp, RT_EINVAL,
+                          "profile start %lld ns (time_nanos) is out of range: give start= to "
+                          "re-time it", (long long)ps[i]->time_ns);
+            return -1;
+        }
         if (ctx->retention_ns > 0 && ps[i]->time_ns + dur < now - ctx->retention_ns) {
             char at[RT_TIME_BUFSZ];
             rt__api_error(resp, RT_EINVAL,

@@ -47,7 +47,8 @@ json_t *rt__api_time_json(int64_t ns);
 /* A JSON body parsed as an object; on failure fills resp with 400 and returns NULL. */
 json_t *rt__api_body_object(const struct rt_api_req *req, struct rt_api_resp *resp);
 
-/* Reads a time from a JSON value (RFC 3339 string or Unix seconds number). Returns 0 or -1. */
+/* Reads a time from a JSON value (RFC 3339 string or Unix seconds number) within
+ * +-RT_TIME_LIMIT_NS. Returns 0 or -1. */
 int rt__api_json_time(json_t *v, int64_t *ns);
 
 /* A route's handler; arg is the path's "*" segment (an id, a service name) or "". */

@@ -57,6 +57,24 @@ static void test_parse_unix(void)
     CHECK_INT(rt_time_parse("99999999999999999999", &ns), RT_EINVAL);
 }
 
+/* Times beyond +-RT_TIME_LIMIT_NS (2116-02-20T23:53:38Z) are refused: they used to overflow
+ * int64 nanoseconds (9223372039 s, year 9999) or the arithmetic of windows around them
+ * (found by fuzz_api_params and fuzz_api_body). */
+static void test_parse_range(void)
+{
+    int64_t ns = 0;
+    CHECK_PARSES(rt_time_parse, "4611686018", 4611686018LL * RT_NS_PER_S);
+    CHECK_PARSES(rt_time_parse, "-4611686018", -4611686018LL * RT_NS_PER_S);
+    CHECK_PARSES(rt_time_parse, "2116-01-01T00:00:00Z", 4607280000LL * RT_NS_PER_S);
+    CHECK_INT(rt_time_parse("4611686018.5", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("4611686019", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("9223372039", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("-9223372039", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2262-04-12T00:00:00Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("9999-12-31T23:59:59Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("1800-01-01T00:00:00Z", &ns), RT_EINVAL);
+}
+
 static void test_format(void)
 {
     char b[RT_TIME_BUFSZ];
@@ -83,6 +101,7 @@ int main(void)
     RUN(test_parse_rfc3339);
     RUN(test_parse_impossible_dates);
     RUN(test_parse_unix);
+    RUN(test_parse_range);
     RUN(test_format);
     RUN(test_duration);
     return TEST_DONE();
