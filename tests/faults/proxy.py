@@ -137,7 +137,8 @@ class Proxy:
         self.mode = "up"
         self.cond = threading.Condition()
         self.polls = []    # dicts: t, mode, answer, status (the SDK's), http
-        self.uploads = []  # dicts: t, mode, http (None: not forwarded), start_s, duration_s, profile_id
+        # uploads: dicts t, mode, http (None: not forwarded), start_s, duration_s, profile_id
+        self.uploads = []
         self.attempts = []  # connections accepted in mode hang: t, path
         self.invalid_served = 0
         self.closed = False

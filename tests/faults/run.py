@@ -16,7 +16,9 @@
    up + 32 MiB; (c) no profile covering time after the SDK had to stop (3 poll intervals into
    the outage) reaches the server before a valid config is served, in particular none during
    the invalid phase; profiling resumes within 3 poll intervals of the valid config and its
-   first profile arrives within an upload interval plus the upload backoff; the status said
+   first profile arrives within an upload interval + 3 poll intervals + 5 s (a valid poll
+   after failed ones ends the upload backoff, so profiles queued while down go at once too);
+   the status said
    why it stopped ("error: no valid config for 3 poll intervals", "error: invalid config");
    (d) the app never dies nor sees an exception, exits 0 after stop/flush, and the profile
    open when the server went away is delivered or counted as dropped.
@@ -45,7 +47,6 @@ POLL_S = 1
 UPLOAD_S = 10
 QUEUE_BOUND = 8          # every SDK's documented upload queue (profiles)
 RSS_GROWTH_MIB = 32      # RSS while down may exceed RSS while up by at most this
-BACKOFF_MAX_S = 72       # every SDK's upload retry backoff: 1 s doubling to 60 s, +20 % jitter
 SLACK_S = 2.5            # clock and scheduling slack for the fail-closed window
 
 
@@ -312,7 +313,8 @@ def assess(args, proxy, app, ph, res):
                               ph["valid"] - ph["invalid"])}
     res["latency_ms"] = lat
     u, d = lat["ref"], lat["down"]
-    c("a: units ran while up and down", u["n"] > 100 and d["n"] > 100, f"up {u['n']}, down {d['n']}")
+    c("a: units ran while up and down", u["n"] > 100 and d["n"] > 100,
+      f"up {u['n']}, down {d['n']}")
     if u["n"] and d["n"]:
         c("a: p50 down <= 2 x p50 up + 2 ms", d["p50"] <= 2 * u["p50"] + 2,
           f"{d['p50']:.2f} vs {u['p50']:.2f} ms")
@@ -333,7 +335,14 @@ def assess(args, proxy, app, ph, res):
       f"max {qmax}")
     rss_up = max((k for t, k in app.rss if ph["profiling"] <= t < ph["down"]), default=0)
     rss_down = max((k for t, k in app.rss if ph["down"] <= t < ph["invalid"]), default=0)
-    res["rss_mib"] = {"up_max": round(rss_up / 1024, 1), "down_max": round(rss_down / 1024, 1)}
+    # The first and the last minute of the outage (growth between them: a leak while down).
+    first = max((k for t, k in app.rss
+                 if ph["down"] <= t < min(ph["down"] + 60, ph["invalid"])), default=0)
+    last = max((k for t, k in app.rss
+                if max(ph["invalid"] - 60, ph["down"]) <= t < ph["invalid"]), default=0)
+    res["rss_mib"] = {"up_max": round(rss_up / 1024, 1), "down_max": round(rss_down / 1024, 1),
+                      "down_first_min_max": round(first / 1024, 1),
+                      "down_last_min_max": round(last / 1024, 1)}
     c("b: RSS while down <= RSS up + %d MiB" % RSS_GROWTH_MIB,
       rss_up and rss_down <= rss_up + RSS_GROWTH_MIB * 1024,
       f"{rss_down / 1024:.1f} vs {rss_up / 1024:.1f} MiB")
@@ -348,12 +357,14 @@ def assess(args, proxy, app, ph, res):
     late = [x for x in stored if x["start_s"] is not None and x["duration_s"] is not None
             and x["start_s"] + x["duration_s"] > stop_by and (fv is None or x["start_s"] < fv - 1)]
     c("c: no profile covers time after fail-closed and before a valid config", not late,
-      f"{len(late)} such uploads: {[(round(x['start_s'] - ph['down'], 1), round(x['duration_s'], 1)) for x in late]}")
+      f"{len(late)} such uploads (start after the outage, duration): "
+      f"{[(round(x['start_s'] - ph['down'], 1), round(x['duration_s'], 1)) for x in late]}")
     inv = [x for x in stored if ph["invalid"] <= x["t"] < ph["valid"]]
     # New: covering time after the SDK had to stop (retries of profiles made before are fine).
     inv_new = [x for x in inv if x["start_s"] is None or x["duration_s"] is None
                or x["start_s"] + x["duration_s"] > stop_by]
-    res["uploads_invalid_phase"] = {"new": len(inv_new), "queued_before_outage": len(inv) - len(inv_new)}
+    res["uploads_invalid_phase"] = {"new": len(inv_new),
+                                    "queued_before_outage": len(inv) - len(inv_new)}
     t0 = ph["down"]
     res["uploads"] = [{"at": round(x["t"] - t0, 2), "mode": x["mode"], "http": x["http"],
                        "start": round(x["start_s"] - t0, 2) if x["start_s"] else None,
@@ -370,9 +381,16 @@ def assess(args, proxy, app, ph, res):
     c("c: profiling resumes within 3 poll intervals of the valid config",
       first_start is not None and first_start - fv <= 3 * POLL_S + SLACK_S,
       f"{res['valid_to_profiling_s']} s")
-    c("c: a new profile arrives within an upload interval + the upload backoff (60 s +20 %)",
-      first_new is not None and first_new - fv <= UPLOAD_S + BACKOFF_MAX_S + 3 * POLL_S + 5,
+    c("c: a new profile arrives within an upload interval + 3 poll intervals + 5 s",
+      first_new is not None and first_new - fv <= UPLOAD_S + 3 * POLL_S + 5,
       f"{res['valid_to_first_upload_s']} s")
+    # Profiles made before the outage and still queued go once the server is back (a valid
+    # poll ends the upload backoff), not up to 60 s later.
+    old_late = [x["t"] - fv for x in stored if fv and x["t"] > fv and x["start_s"] is not None
+                and x["start_s"] < ph["down"]]
+    res["queued_delivered_after_valid_s"] = round(max(old_late), 1) if old_late else None
+    c("d: profiles queued while down are stored within 3 poll intervals + 5 s of a valid config",
+      not old_late or max(old_late) <= 3 * POLL_S + 5, f"{res['queued_delivered_after_valid_s']} s")
     statuses = [r["status"] for r in app.reports] + [p["status"] for p in proxy.polls]
     down_st = [r["status"] for r in down_reports]
     c("c: status while down says no valid config",
@@ -429,7 +447,8 @@ def report(res, app):
     for name, (ok, detail) in res["checks"].items():
         print(f"   {'ok  ' if ok else 'FAIL'} {name}: {detail}")
     for k in ("latency_ms", "rss_mib", "queue_max_down", "uploads_invalid_phase",
-              "valid_to_profiling_s", "valid_to_first_upload_s", "open_profile_at_outage", "polls", "hang_attempts",
+              "valid_to_profiling_s", "valid_to_first_upload_s", "queued_delivered_after_valid_s",
+              "open_profile_at_outage", "polls", "hang_attempts",
               "final"):
         if k in res:
             print(f"   {k}: {json.dumps(res[k])}")

@@ -38,8 +38,9 @@ public final class FaultApp {
     }
 
     public static void main(String[] args) throws Exception {
-        RootTrace.start(new Options().server(System.getenv("RT_SERVER")).key(System.getenv("RT_KEY"))
-                .service(System.getenv("RT_SERVICE")).instance(System.getenv("RT_INSTANCE"))
+        RootTrace.start(new Options().server(System.getenv("RT_SERVER"))
+                .key(System.getenv("RT_KEY")).service(System.getenv("RT_SERVICE"))
+                .instance(System.getenv("RT_INSTANCE"))
                 .version("faults-1"));
         AtomicBoolean done = new AtomicBoolean();
         Thread reader = new Thread(() -> {

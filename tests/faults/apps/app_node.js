@@ -29,8 +29,9 @@ let stopping = false;
 function emit(final) {
   const info = profiler.info();
   const up = info.uploads || {};
+  const sent = (up.uploaded || 0) + (up.duplicates || 0);
   process.stdout.write(JSON.stringify({ t: Date.now() / 1000, u: units, status: rt.status(),
-    queued: info.queued, sent: (up.uploaded || 0) + (up.duplicates || 0), dropped: up.dropped || 0, final }) + '\n');
+    queued: info.queued, sent, dropped: up.dropped || 0, final }) + '\n');
   units = [];
 }
 

@@ -46,8 +46,9 @@ func emit(units [][2]int64, final bool) {
 }
 
 func main() {
-	if err := roottrace.Start(roottrace.Config{Server: os.Getenv("RT_SERVER"), Key: os.Getenv("RT_KEY"),
-		Service: os.Getenv("RT_SERVICE"), Instance: os.Getenv("RT_INSTANCE"), Version: "faults-1"}); err != nil {
+	cfg := roottrace.Config{Server: os.Getenv("RT_SERVER"), Key: os.Getenv("RT_KEY"),
+		Service: os.Getenv("RT_SERVICE"), Instance: os.Getenv("RT_INSTANCE"), Version: "faults-1"}
+	if err := roottrace.Start(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
 		os.Exit(2)
 	}
