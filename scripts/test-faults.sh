@@ -20,11 +20,14 @@ export ROOTTRACE_BIN=${ROOTTRACE_BIN:-$ROOT/build/roottrace}
 [ -x "$ROOTTRACE_BIN" ] || make -s all
 out=${FAULTS_OUT:-$ROOT/build/faults}
 mkdir -p "$out"
-# The Java application needs the agent jar (scripts/test-java.sh builds it too).
+# The Java application needs the agent jar (scripts/test-java.sh builds it too), rebuilt when
+# a source or the pom is newer than it.
+jar=sdk/java/target/roottrace-agent.jar
 case " ${sdks[*]} " in *" java "*)
-    [ -f sdk/java/target/roottrace-agent.jar ] ||
+    if [ ! -f "$jar" ] || [ -n "$(find sdk/java/src/main sdk/java/pom.xml -newer "$jar" | head -1)" ]; then
         (cd sdk/java && mvn -B -q package -DskipTests >"$out/java-build.log" 2>&1) ||
-        { tail -20 "$out/java-build.log"; exit 1; } ;;
+            { tail -20 "$out/java-build.log"; exit 1; }
+    fi ;;
 esac
 
 status=0

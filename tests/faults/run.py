@@ -123,11 +123,16 @@ class App:
         threading.Thread(target=self._sample, daemon=True).start()
 
     def _read(self):
-        for line in self.proc.stdout:
-            try:
-                self.reports.append(json.loads(line))
-            except ValueError:
-                self.bad_lines.append(line.rstrip())
+        with open(self.err_path.replace("stderr", "reports.jsonl"), "w") as keep:
+            for line in self.proc.stdout:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    self.bad_lines.append(line.rstrip())
+                    continue
+                self.reports.append(r)
+                keep.write(json.dumps({k: v for k, v in r.items() if k != "u"}) + "\n")
+                keep.flush()
 
     def _sample(self):
         while self.proc.poll() is None:

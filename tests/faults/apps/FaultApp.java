@@ -32,7 +32,8 @@ public final class FaultApp {
         System.out.println("{\"t\":" + System.currentTimeMillis() / 1000.0 + ",\"u\":[" + units
                 + "],\"status\":\"" + status + "\",\"queued\":" + st.profilesQueued()
                 + ",\"sent\":" + st.profilesSent() + ",\"dropped\":" + st.profilesDropped()
-                + ",\"final\":" + fin + "}");
+                + ",\"last_error\":\"" + String.valueOf(st.lastError()).replace("\\", "\\\\")
+                        .replace("\"", "\\\"") + "\",\"final\":" + fin + "}");
         System.out.flush();
         units.setLength(0);
     }
