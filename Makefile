@@ -131,6 +131,12 @@ bench-load: deps all $(BUILD)/bench/load
 bench-sdk: deps all
 	bench/sdk_overhead/run.sh
 
+# SDK faults (docs/reliability.md): each SDK's app with the server down 10 minutes, then back
+# (`make test` runs the same harness with 60 s). RELIABILITY_SDKS picks SDKs (default all five).
+.PHONY: reliability
+reliability: deps all
+	scripts/test-faults.sh --down-s $(or $(RELIABILITY_DOWN_S),600) $(RELIABILITY_SDKS)
+
 # Stores side by side: SQLite and a private ClickHouse at 1x and 10x (docs/performance.md).
 .PHONY: bench-store
 bench-store: deps

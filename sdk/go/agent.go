@@ -87,6 +87,7 @@ type agent struct {
 	reactCh   chan struct{} // signalled when reacted is stored
 
 	wake       chan struct{}      // wakes the profiler: config change or stop
+	upKick     chan struct{}      // ends the uploader's retry backoff: the server is back
 	stopCh     chan struct{}      // closed by stop
 	pollCtx    context.Context    // cancelled by stop (ends a held poll)
 	pollCancel context.CancelFunc //
@@ -104,7 +105,7 @@ func newAgent(opts Config, lim limits) (*agent, error) {
 		return nil, err
 	}
 	a := &agent{opts: opts, lim: lim, http: c, pollInterval: lim.defaultPoll,
-		wake: make(chan struct{}, 1), reactCh: make(chan struct{}, 1), stopCh: make(chan struct{}),
+		wake: make(chan struct{}, 1), upKick: make(chan struct{}, 1), reactCh: make(chan struct{}, 1), stopCh: make(chan struct{}),
 		profDone: make(chan struct{}), upDone: make(chan struct{}), pollDone: make(chan struct{})}
 	a.up = newUploader(a)
 	a.ctl.Store(&control{})
@@ -375,13 +376,41 @@ func (a *agent) uploadLoop() {
 				continue
 			}
 			attempt++
-			a.sleep(backoff(attempt, a.lim.backoffMin, a.lim.backoffMax))
+			select {
+			case <-a.upKick: // a kick from before this failure is stale
+			default:
+			}
+			if a.backoffWait(backoff(attempt, a.lim.backoffMin, a.lim.backoffMax)) {
+				attempt = 0 // the server is back: retry at once
+			}
 		case uploadRefused:
 			attempt = 0
 			a.refuse()
 		default:
 			attempt = 0
 		}
+	}
+}
+
+// kickUploader ends the uploader's retry backoff in progress (the server is back).
+func (a *agent) kickUploader() {
+	select {
+	case a.upKick <- struct{}{}:
+	default:
+	}
+}
+
+// backoffWait waits d, or less on stop or a kick; true when kicked.
+func (a *agent) backoffWait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return false
+	case <-a.stopCh:
+		return false
+	case <-a.upKick:
+		return true
 	}
 }
 

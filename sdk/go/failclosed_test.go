@@ -377,3 +377,55 @@ func TestChangeChurnRepollsAtMostOnceASecond(t *testing.T) {
 		t.Fatal(a.report())
 	}
 }
+
+// After an outage (polls failing, an upload failed into a long backoff), the first valid poll
+// ends the backoff: what is queued goes at once, not up to 60 s later (tests/faults found it).
+func TestUploadBackoffEndsWhenTheServerIsBack(t *testing.T) {
+	f := newFakeCP(t)
+	f.setConfig("enabled", true, "upload_interval_s", 0.3, "poll_interval_s", 1)
+	var down atomic.Bool
+	down.Store(true)
+	f.uploadAnswer = func(map[string]string) int { return 503 - 302*boolInt(!down.Load()) }
+	a := testAgent(t, f.url(), func(l *limits) {
+		shortUploads(l)
+		l.backoffMin, l.backoffMax = 30*time.Second, 30*time.Second
+	})
+	if !waitFor(5*time.Second, func() bool { return len(f.allUploads()) >= 1 }) {
+		t.Fatal(a.report()) // 503: a 30 s backoff starts
+	}
+	f.setMode("status", nil, 500)
+	n := len(f.allPolls())
+	if !waitFor(3*time.Second, func() bool { return len(f.allPolls()) >= n+1 }) {
+		t.Fatal("no failed poll")
+	}
+	down.Store(false)
+	f.setMode("normal", nil, 0)
+	t0 := time.Now()
+	if !waitFor(5*time.Second, func() bool { return a.report().ProfilesSent >= 1 }) {
+		t.Fatal(a.report())
+	}
+	if d := time.Since(t0); d > 3*time.Second {
+		t.Fatalf("sent %v after the server came back", d)
+	}
+}
+
+// Uploads failing (5xx) while every poll is valid: polls do not cut the backoff short.
+func TestUploadBackoffKeptWhilePollsStayValid(t *testing.T) {
+	f := newFakeCP(t)
+	f.setConfig("enabled", true, "upload_interval_s", 0.3, "poll_interval_s", 1)
+	f.uploadAnswer = func(map[string]string) int { return 503 }
+	a := testAgent(t, f.url(), func(l *limits) {
+		shortUploads(l)
+		l.backoffMin, l.backoffMax = 30*time.Second, 30*time.Second
+	})
+	if !waitFor(5*time.Second, func() bool { return len(f.allUploads()) >= 1 }) {
+		t.Fatal(a.report())
+	}
+	n := len(f.allPolls())
+	if !waitFor(4*time.Second, func() bool { return len(f.allPolls()) >= n+2 }) {
+		t.Fatal("no valid polls")
+	}
+	if got := len(f.allUploads()); got != 1 || !on(a) {
+		t.Fatalf("%d uploads while the backoff runs; %v", got, a.report())
+	}
+}

@@ -31,6 +31,7 @@ func (a *agent) currentPollInterval() time.Duration {
 // returned because of a change, the next starts at once, but at most once a second.
 func (a *agent) pollLoop() {
 	next := time.Now()
+	lastValid := true // the last poll brought a valid config (200 or 304)
 	for {
 		if left := time.Until(next); left > 0 && !a.sleep(left) {
 			return
@@ -39,7 +40,14 @@ func (a *agent) pollLoop() {
 			return
 		}
 		started := time.Now()
+		before := a.control()
 		changed := a.pollOnce()
+		after := a.control()
+		valid := after.cfg != nil && !after.validAt.Equal(before.validAt)
+		if valid && !lastValid {
+			a.kickUploader() // the server is back: what is queued goes now, not after the backoff
+		}
+		lastValid = valid
 		gap := a.currentPollInterval()
 		if changed && a.lim.repollMin < gap {
 			gap = a.lim.repollMin

@@ -91,6 +91,7 @@ class Profiler {
     this.reason = NO_CONFIG_YET;
     this.pollError = null; // why the last poll gave no valid config (shown while waiting or stale)
     this.stale = false; // stopped because no valid config came for 3 poll intervals
+    this.lastPollValid = true; // the last poll brought a valid config (200 or 304)
     this.config = null; // last valid config, clamped
     this.conflict = false; // a 409 stopped profiling; a fresh 200 must say enabled again
     this.stopped = false;
@@ -139,8 +140,15 @@ class Profiler {
       params: ids,
       hooks: {
         query: () => ({ status: this.status(), interval_us: this.intervalUs() }),
-        onConfig: (c, info) => this._onConfig(c, info),
+        onConfig: (c, info) => {
+          // A valid answer after failed or invalid polls: the server is back, so what is
+          // queued goes now rather than when the upload backoff (up to 60 s) ends.
+          if (!this.lastPollValid && this.uploader) this.uploader.retryNow();
+          this.lastPollValid = true;
+          this._onConfig(c, info);
+        },
         onInvalid: (reason) => {
+          this.lastPollValid = false;
           this.pollError = null;
           this.stale = false;
           this._failClosed('error', `invalid config: ${reason}`);
@@ -150,6 +158,7 @@ class Profiler {
           this.stale = !this.stopped && !this.unavailable;
         },
         onError: (reason) => {
+          this.lastPollValid = false;
           this.stats.lastError = reason;
           this.pollError = reason;
         },

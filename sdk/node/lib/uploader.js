@@ -170,6 +170,15 @@ class Uploader {
     });
   }
 
+  /** Ends a retry backoff in progress (the server is back): sends what is queued now. */
+  retryNow() {
+    if (!this.retryTimer) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.failures = 0;
+    this._pump();
+  }
+
   /** Stops sending and abandons what is queued. */
   close() {
     this.closed = true;

@@ -257,3 +257,34 @@ def test_distinct_stacks_per_profile_are_bounded():
     agg.add(("m.f0",), 10)
     s = {tuple(x[0]): x[1:] for x in agg.samples()}
     assert len(s) == 4 and s[(TRIMMED,)] == (7, 70) and s[("m.f0",)] == (2, 20)
+
+
+def test_upload_backoff_ends_when_the_server_is_back(fake, agents):
+    """After an outage (polls failing, an upload failed into a long backoff), the first valid
+    poll ends the backoff: what is queued is sent at once, not up to 60 s later."""
+    fake.set_config(enabled=True, upload_interval_s=0.3, poll_interval_s=1)
+    down = [True]
+    fake.upload_answer = lambda params: 503 if down[0] else 201
+    a = agents(fake, upload_interval_min_s=0.3, retry_backoff_min_s=30, retry_backoff_max_s=30)
+    assert wait_for(lambda: len(fake.uploads) >= 1, 5)  # 503: a 30 s backoff starts
+    fake.set_mode("status", code=500)
+    n = len(fake.polls)
+    assert wait_for(lambda: len(fake.polls) >= n + 1, 3)  # a failed poll
+    down[0] = False
+    fake.set_mode("normal")
+    t0 = time.monotonic()
+    assert wait_for(lambda: a.uploader.sent >= 1, 5)
+    assert time.monotonic() - t0 < 3
+    assert len(fake.uploads) >= 2
+
+
+def test_upload_backoff_kept_while_polls_stay_valid(fake, agents):
+    """Uploads failing (5xx) while every poll is valid: the backoff is kept, polls do not cut
+    it short (a failing ingest is not retried once a poll interval)."""
+    fake.set_config(enabled=True, upload_interval_s=0.3, poll_interval_s=1)
+    fake.upload_answer = lambda params: 503
+    a = agents(fake, upload_interval_min_s=0.3, retry_backoff_min_s=30, retry_backoff_max_s=30)
+    assert wait_for(lambda: len(fake.uploads) >= 1, 5)
+    n = len(fake.polls)
+    assert wait_for(lambda: len(fake.polls) >= n + 2, 4)  # two valid polls (304s)
+    assert len(fake.uploads) == 1 and on(a)

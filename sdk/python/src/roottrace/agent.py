@@ -101,11 +101,16 @@ class Agent:
         self.invalid_reason: Optional[str] = None  # why the last config was invalid
         self.internal_error: Optional[str] = None  # last exception caught in a thread
         self.polls = 0  # config requests started
+        self.polls_valid = 0  # of which brought a valid config (200 or 304)
         self.poll_interval_s = limits.default_poll_interval_s  # from the last valid config
         self.sdk_idents: set = set()  # idents of the threads this SDK started
         self.threads: List[threading.Thread] = []
         self.stop_event = threading.Event()  # set once by stop()
         self.wake = threading.Event()  # wakes the sampler: config change or stop
+        # Ends the uploader's backoff: the server is back (a valid poll after failed or
+        # invalid ones), or stop.
+        self.upload_kick = threading.Event()
+        self.last_poll_valid = True  # the last poll brought a valid config (200 or 304)
         self.sampler_done = threading.Event()  # the sampler has queued its last profile
         self.sampler = Sampler(limits.self_cost_factor, limits.self_cost_window)
         self.interval_ns = limits.default_sampling_interval_us * 1000  # effective interval
@@ -197,6 +202,7 @@ class Agent:
         deadline = time.monotonic() + max(0.0, min(timeout, self.limits.flush_timeout_s))
         self.stop_event.set()
         self.wake.set()
+        self.upload_kick.set()
         if self.client is not None and self.poller_ident is not None:
             self.client.abort_thread(self.poller_ident)
         if self.uploader is not None:
@@ -307,10 +313,15 @@ class Agent:
                 break
             started = time.monotonic()
             changed = False
+            polls_valid = self.polls_valid
             try:
                 changed = self._poll_once()
             except Exception as e:  # noqa: BLE001
                 self.poll_error = "config poll: %s: %s" % (type(e).__name__, e)
+            valid = self.polls_valid > polls_valid
+            if valid and not self.last_poll_valid:
+                self.upload_kick.set()  # the server is back: what is queued goes now
+            self.last_poll_valid = valid
             if changed:  # at once, but never more than once a second (the poll floor)
                 next_start = started + min(self.limits.repoll_min_s, self._poll_interval())
             else:
@@ -349,6 +360,7 @@ class Agent:
             if etag and c.config is not None:
                 self.control = Control(c.config, time.monotonic(), c.refused)
                 self.poll_error = None
+                self.polls_valid += 1
             else:
                 self.poll_error = "304 to a poll without etag"
             return False
@@ -362,6 +374,7 @@ class Agent:
             self._invalid(str(e))
             return False
         self.control = Control(cfg, time.monotonic(), False)
+        self.polls_valid += 1
         self.poll_interval_s = cfg.poll_interval_s
         self.etag = cfg.etag
         self.poll_error = None
@@ -476,8 +489,10 @@ class Agent:
                     self.sampler_done.wait(lim.flush_timeout_s)
                     continue
                 attempt += 1
-                self.stop_event.wait(backoff(attempt, lim.retry_backoff_min_s,
-                                             lim.retry_backoff_max_s))
+                self.upload_kick.clear()
+                if not self.stop_event.is_set() and self.upload_kick.wait(
+                        backoff(attempt, lim.retry_backoff_min_s, lim.retry_backoff_max_s)):
+                    attempt = 0  # the server is back (or stop): retry at once
                 continue
             attempt = 0
             if outcome == REFUSED:

@@ -97,6 +97,9 @@ final class Agent {
     private final Wake wake = new Wake();
     private final CountDownLatch samplerDone = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1); // counted down by stop()
+    private final Object kick = new Object(); // ends the uploader's backoff (backoffWait)
+    private boolean kicked; // guarded by kick
+    private boolean lastPollValid = true; // poller thread only: the last poll brought a valid config
     final Sampler sampler;
     volatile long intervalNs; // effective sampling interval while profiling
     volatile boolean profiling; // the sampler is sampling
@@ -251,6 +254,7 @@ final class Agent {
         long deadline = System.nanoTime() + (long) (Math.min(timeoutS, limits.flushTimeoutS) * 1e9);
         stopping = true;
         stopped.countDown();
+        kickUploader();
         wake.signal();
         PollClient pc = pollClient;
         if (pc != null) {
@@ -385,13 +389,44 @@ final class Agent {
             }
             long started = System.nanoTime();
             boolean changed = false;
+            Control before = control;
             try {
                 changed = pollOnce();
             } catch (RuntimeException e) {
                 pollError = "config poll: " + e.getClass().getSimpleName() + ": " + e.getMessage();
             }
+            Control after = control;
+            boolean valid = after != before && after.config != null && after.validAtNs != before.validAtNs;
+            if (valid && !lastPollValid) {
+                kickUploader(); // the server is back: what is queued goes now, not after the backoff
+            }
+            lastPollValid = valid;
             double gap = changed ? Math.min(limits.repollMinS, pollInterval()) : pollInterval();
             nextStart = started + (long) (gap * 1e9);
+        }
+    }
+
+    /** Ends the uploader's retry backoff (the server is back, or stop). */
+    private void kickUploader() {
+        synchronized (kick) {
+            kicked = true;
+            kick.notifyAll();
+        }
+    }
+
+    /** The uploader's retry backoff: waits ns; true when kicked (server back) or stopping. */
+    private boolean backoffWait(long ns) throws InterruptedException {
+        long end = System.nanoTime() + ns;
+        synchronized (kick) {
+            kicked = false;
+            while (!kicked && !stopping) {
+                long left = end - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(kick, left);
+            }
+            return true;
         }
     }
 
@@ -618,8 +653,10 @@ final class Agent {
                         continue;
                     }
                     attempt++;
-                    sleepUnlessStopping((long) (Uploader.backoff(attempt, limits.retryBackoffMinS,
-                            limits.retryBackoffMaxS) * 1e9));
+                    if (backoffWait((long) (Uploader.backoff(attempt, limits.retryBackoffMinS,
+                            limits.retryBackoffMaxS) * 1e9))) {
+                        attempt = 0; // the server is back (or stop): retry at once
+                    }
                     continue;
                 }
                 attempt = 0;

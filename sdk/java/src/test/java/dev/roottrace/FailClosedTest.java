@@ -170,6 +170,47 @@ class FailClosedTest {
     }
 
     @Test
+    void uploadBackoffEndsWhenTheServerIsBack() {
+        // After an outage (polls failing, an upload failed into a long backoff), the first valid
+        // poll ends the backoff: what is queued goes at once, not up to 60 s later (tests/faults).
+        fake.setConfig("enabled", true, "upload_interval_s", 0.3, "poll_interval_s", 1);
+        boolean[] down = {true};
+        fake.uploadAnswer = p -> down[0] ? 503 : 201;
+        Agent a = ts.agent(l -> {
+            l.uploadIntervalMinS = 0.3;
+            l.retryBackoffMinS = 30;
+            l.retryBackoffMaxS = 30;
+        });
+        assertTrue(waitFor(() -> fake.uploads().size() >= 1, 5)); // 503: a 30 s backoff starts
+        fake.code = 500;
+        fake.setMode("status");
+        int n = fake.polls().size();
+        assertTrue(waitFor(() -> fake.polls().size() >= n + 1, 3)); // a failed poll
+        down[0] = false;
+        fake.setMode("normal");
+        long t0 = System.nanoTime();
+        assertTrue(waitFor(() -> a.uploader.sent >= 1, 5), a.status().toJson());
+        assertTrue(since(t0) < 3, "" + since(t0));
+    }
+
+    @Test
+    void uploadBackoffKeptWhilePollsStayValid() {
+        // Uploads failing (5xx) while every poll is valid: polls do not cut the backoff short.
+        fake.setConfig("enabled", true, "upload_interval_s", 0.3, "poll_interval_s", 1);
+        fake.uploadAnswer = p -> 503;
+        Agent a = ts.agent(l -> {
+            l.uploadIntervalMinS = 0.3;
+            l.retryBackoffMinS = 30;
+            l.retryBackoffMaxS = 30;
+        });
+        assertTrue(waitFor(() -> fake.uploads().size() >= 1, 5));
+        int n = fake.polls().size();
+        assertTrue(waitFor(() -> fake.polls().size() >= n + 2, 4)); // two valid polls (304s)
+        assertEquals(1, fake.uploads().size());
+        assertTrue(on(a));
+    }
+
+    @Test
     void uploadOther4xxDroppedAndProfilingGoesOn() throws Exception {
         fake.setConfig("enabled", true, "upload_interval_s", 0.3);
         fake.uploadAnswer = p -> 400;
