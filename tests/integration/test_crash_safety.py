@@ -230,6 +230,10 @@ def test_kill_9_twenty_times_loses_nothing_acknowledged(tmp_path):
         assert ledger.found + ledger.refused == len(doubt)
         assert acked == stored.keys()
         assert len(acked) > 5 * ROUNDS
+        # The test is about kills that land mid-upload: most must (20 of 20 in every run
+        # recorded in docs/reliability.md); a run where they all fell between uploads
+        # would prove nothing.
+        assert hit >= ROUNDS // 2, f"only {hit} of {ROUNDS} kills cut an upload in flight"
         report("kill -9", rounds=ROUNDS, clients=CLIENTS, kills_cutting_uploads=hit,
                acknowledged=len(acked), lost=0,
                in_doubt=len(doubt), in_doubt_found_stored=ledger.found,

@@ -219,3 +219,31 @@ def test_oversized_flood_refused_within_bounded_memory(lean_server):
         assert answer.startswith("HTTP/1.1 413") and "too_large" in answer, answer
         assert sent == 0, "the body was asked for (100 Continue) before the 413"
     bg.check(FLOOD_RSS_BOUND_MIB)
+
+
+def endless_body_sent(port, headers):
+    """POSTs zeros as fast as the server takes them, with a Content-Length of 1 TB; returns
+    how many bytes went before the server closed the connection (or None after 200 MiB)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(b"POST /api/v1/profiles?service=endless HTTP/1.1\r\nHost: x\r\n" + headers +
+                  b"Content-Length: 1000000000000\r\n\r\n")
+        chunk, sent = bytes(MIB), 0
+        try:
+            while sent < 200 * MIB:
+                s.sendall(chunk)
+                sent += len(chunk)
+        except OSError:
+            return sent
+    return None
+
+
+@pytest.mark.parametrize("who", ["no key", "admin key"])
+def test_endless_refused_body_is_cut(lean_server, who):
+    """A body none of which is kept (no key: refused; a key but a length over the limit: 413)
+    is read at most to twice the 16 MiB limit, then the connection is closed: an endless body
+    sent just fast enough for the body deadline cannot hold a connection forever."""
+    headers = b"" if who == "no key" else b"Authorization: Bearer %s\r\n" % ADMIN_TOKEN.encode()
+    sent = endless_body_sent(lean_server.port, headers)
+    # 32 MiB read, plus what the kernel's socket buffers held when the server closed.
+    assert sent is not None and sent <= 48 * MIB, sent
+    assert lean_server.get("/healthz").status == 200

@@ -546,8 +546,10 @@ def test_serve_listens_on_loopback_by_default(tmp_path):
             socks = listening_sockets(p.pid)
             time.sleep(0.05)
         if p.poll() is not None:
+            # The refusal names the default address, but no socket was seen: not a pass.
             assert "cannot listen on 127.0.0.1:4040" in log.read_text(), log.read_text()
-            return
+            pytest.skip("another process holds port 4040: the default binding could not be "
+                        "observed (the refusal names 127.0.0.1:4040)")
         assert socks == [("127.0.0.1", 4040)], socks
     finally:
         if p.poll() is None:

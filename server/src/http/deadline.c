@@ -37,7 +37,11 @@ static bool overdue(const struct watch *w, int64_t now)
     if (w->phase == PHASE_HEADERS)
         return age > (int64_t)RT_HEADER_DEADLINE_S * RT_NS_PER_S;
     if (w->phase == PHASE_BODY)
-        return age > ((int64_t)RT_BODY_GRACE_S + (int64_t)(w->received / RT_BODY_MIN_RATE)) *
+        /* received is at most twice the body limit (server.c closes past it); the cap
+         * only keeps the product from overflowing whatever the limit. */
+        return age > ((int64_t)RT_BODY_GRACE_S +
+                      (int64_t)(w->received / RT_BODY_MIN_RATE < (size_t)1 << 32
+                                    ? w->received / RT_BODY_MIN_RATE : (size_t)1 << 32)) *
                          RT_NS_PER_S;
     return false;
 }

@@ -362,6 +362,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (*upload_size) {
         r->received += *upload_size;
+        /* A body none of which is kept (refused, too big, over the budget) is read only up
+         * to twice the body limit: past that the connection is closed, so a client with no
+         * key cannot hold a connection forever by sending an endless body just fast enough
+         * for its deadline. An honest client over the limit still gets its 413. */
+        if ((r->discard || r->too_big || r->busy) &&
+            r->received > 2 * srv->api.limits.max_compressed) {
+            rt_metrics_refusal(srv->metrics, "discarded_body_too_long");
+            return MHD_NO;
+        }
         rt__deadlines_body(conn, r->received);
         take_body(srv, r, upload_data, *upload_size);
         *upload_size = 0;

@@ -54,22 +54,26 @@ static void random_hex(char out[RT_SESSION_HEX])
     sodium_memzero(raw, sizeof(raw));
 }
 
-/* The slot holding id, or NULL; caller holds mu. Compares in constant time per slot. */
+/* Wipes every expired slot (its id, CSRF token and key); caller holds mu. */
+static void drop_expired(struct rt_sessions *s)
+{
+    int64_t now = rt_time_mono_ns();
+    for (size_t i = 0; i < MAX_SESSIONS; i++)
+        if (s->slots[i].id[0] && s->slots[i].expires_mono_ns <= now)
+            sodium_memzero(&s->slots[i], sizeof(s->slots[i]));
+}
+
+/* The slot holding id, or NULL; caller holds mu. Drops expired sessions first, then
+ * compares in constant time per slot. */
 static struct session *find(struct rt_sessions *s, const char *id)
 {
+    drop_expired(s);
     if (strlen(id) != RT_SESSION_HEX - 1)
         return NULL;
     struct session *hit = NULL;
-    int64_t now = rt_time_mono_ns();
     for (size_t i = 0; i < MAX_SESSIONS; i++) {
         struct session *x = &s->slots[i];
-        if (!x->id[0])
-            continue;
-        if (x->expires_mono_ns <= now) {
-            sodium_memzero(x, sizeof(*x));
-            continue;
-        }
-        if (sodium_memcmp(x->id, id, RT_SESSION_HEX - 1) == 0)
+        if (x->id[0] && sodium_memcmp(x->id, id, RT_SESSION_HEX - 1) == 0)
             hit = x;
     }
     return hit;
@@ -81,7 +85,7 @@ int rt__sessions_create(struct rt_sessions *s, const char *token, char id[RT_SES
     if (strlen(token) >= TOKEN_MAX)
         return RT_EINVAL;
     pthread_mutex_lock(&s->mu);
-    find(s, "");               /* drops expired sessions */
+    drop_expired(s);
     struct session *slot = NULL;
     for (size_t i = 0; i < MAX_SESSIONS && !slot; i++)
         if (!s->slots[i].id[0])
