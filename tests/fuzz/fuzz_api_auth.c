@@ -17,7 +17,7 @@
  *   401, 404 or 405;
  * - a cookie request other than GET without its session's exact X-CSRF-Token is never 2xx;
  * - a key (or session) never gets 2xx on a route its scope does not cover, nor a bound
- *   ingest key for another service;
+ *   ingest key for another service; an admin key never gets 401 or 403;
  * - the session routes: sign-in is 2xx only with an admin or read token in its body, the
  *   session GET and DELETE only with a live session cookie (DELETE with its CSRF token);
  * - rt_api_body_allowance is 0 whenever dispatch answers 401, 404 or 405 (except sign-in,
@@ -257,6 +257,19 @@ static int bearer_key(const char *auth)
     return -1;
 }
 
+/* Whether body is a JSON object whose "token" is exactly an admin or read key (JSON escapes
+ * decoded, as sign-in reads it). */
+static bool signin_token_valid(const char *body, size_t len)
+{
+    json_t *o = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+    const char *t = json_string_value(json_object_get(o, "token"));
+    bool ok = false;
+    for (int k = 0; t && k < S_NKEYS; k++)
+        ok |= k != S_REVOKED && keys[k].scope >= RT_SCOPE_READ && !strcmp(t, keys[k].token);
+    json_decref(o);
+    return ok;
+}
+
 /* Bit s set: the cookie holds session s's id (a superset of what authenticates). */
 static unsigned cookie_sessions(const char *cookie)
 {
@@ -349,9 +362,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (routes[r].kind) {
     case K_SESSION_POST:
         check(allowance == RT_API_SESSION_BODY_MAX, "sign-in's allowance", &req, st, allowance);
-        check(!ok2xx || strstr(body, keys[S_BOOT].token) || strstr(body, keys[S_ADMIN].token) ||
-                  strstr(body, keys[S_READ].token),
-              "a sign-in without an admin or read key", &req, st, allowance);
+        check(!ok2xx || signin_token_valid(body, body_len), "a sign-in without an admin or read key",
+              &req, st, allowance);
         if (ok2xx)
             drop_new_session(&resp, &req);
         break;
@@ -377,6 +389,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   "a bound ingest key used for another service", &req, st, allowance);
             check(allowance == fx.ctx.limits.max_compressed, "a valid key's allowance", &req,
                   st, allowance);
+            check(keys[k].scope != RT_SCOPE_ADMIN || (st != 401 && st != 403),
+                  "an admin key refused", &req, st, allowance);
         } else if (cs) {
             bool admin = cs & (1u << SESS_ADMIN);
             check(!ok2xx || covers(admin ? RT_SCOPE_ADMIN : RT_SCOPE_READ, routes[r].need),
