@@ -7,7 +7,8 @@
 # A crash, timeout (-timeout, FUZZ_TIMEOUT s) or out-of-memory (-rss_limit_mb, FUZZ_RSS_MB)
 # input is written to build/fuzz/artifacts/<target>/ and named at the end; the exit status is
 # then non-zero. Once fixed, save the input in tests/fuzz/crashes/<target>/ (replayed by
-# `make fuzz-replay`, part of `make test`). Then runs scripts/fuzz-sdk.sh SECONDS if present.
+# `make fuzz-replay`, part of `make test`). Then, when no TARGET is named, runs
+# scripts/fuzz-sdk.sh SECONDS if present.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
@@ -25,6 +26,7 @@ nice make --no-print-directory FUZZ=1 fuzz-bins >"$OUT-build.log" 2>&1 ||
     { cat "$OUT-build.log" >&2; echo "fuzz: build failed" >&2; exit 1; }
 
 targets=("$@")
+named=${#targets[@]}
 if [ ${#targets[@]} -eq 0 ]; then
     for f in tests/fuzz/fuzz_*.c; do targets+=("$(basename "$f" .c)"); done
 fi
@@ -93,7 +95,7 @@ for t in "${targets[@]}"; do
     fi
 done
 
-if [ -x scripts/fuzz-sdk.sh ]; then
+if [ "$named" -eq 0 ] && [ -x scripts/fuzz-sdk.sh ]; then
     scripts/fuzz-sdk.sh "$SECONDS_EACH" || failed+=("fuzz-sdk.sh")
 fi
 if [ ${#failed[@]} -gt 0 ]; then

@@ -82,11 +82,12 @@ void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_c
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                      struct rt_api_resp *resp);
 
-/* The most body bytes (RT_API_SESSION_BODY_MAX for the session routes, else
+/* The most body bytes (RT_API_SESSION_BODY_MAX for sign-in, POST /api/v1/session, else
  * ctx->limits.max_compressed) the transport should keep for req, judged from its method,
  * path, Authorization and Cookie alone before the body arrives; 0 when req will be refused
- * whatever its body (unknown route, other method, no valid key or session), so that a client
- * without credentials makes the server hold none of its body: it is read and dropped. */
+ * whatever its body (unknown route, other method, no valid key or session) or reads none
+ * (GET and DELETE /api/v1/session), so that a client without credentials makes the server
+ * hold none of its body: it is read and dropped. */
 #define RT_API_SESSION_BODY_MAX 4096
 size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *req);
 

@@ -309,8 +309,8 @@ size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *re
     const struct route *found = find_route(req, arg, &path_known);
     if (!found)
         return 0;
-    if (found->need == RT_SCOPE_NONE)
-        return RT_API_SESSION_BODY_MAX;
+    if (found->need == RT_SCOPE_NONE) /* sign-in reads its body; GET, DELETE none */
+        return strcmp(found->method, "POST") == 0 ? RT_API_SESSION_BODY_MAX : 0;
     struct rt_principal who;
     return authenticate(ctx, req, &who, &by_cookie, &csrf_ok) ? ctx->limits.max_compressed : 0;
 }

@@ -1,10 +1,13 @@
 /* Tests of server/src/http/session.c: the session table (create, lookup with the key
- * re-checked, delete), the cookie parser and the CSRF check. */
+ * re-checked, delete), the cookie parser and the CSRF check; and of rt_api_body_allowance. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "http/api_util.h"
+#include "rt/api.h"
 #include "rt/control.h"
 #include "test.h"
 
@@ -81,12 +84,66 @@ static void test_create_lookup_delete(void)
     rt_store_free(st);
 }
 
+/* rt_api_body_allowance for an untrusted context: sign-in keeps a small body, a valid key the
+ * full limit, and every request refused whatever its body, or reading none, keeps nothing
+ * (GET /api/v1/session without a cookie used to keep 4 KiB: found by fuzz_api_auth). */
+static void test_body_allowance(void)
+{
+    char sub[sizeof(dir) + 8];
+    snprintf(sub, sizeof(sub), "%s/allow", dir);
+    CHECK_INT(mkdir(sub, 0700), 0);
+    struct rt_error err = {0};
+    struct rt_store *st = rt_store_open(sub, &err);
+    struct rt_control *c = rt_control_new(st, 10, &err);
+    char *shown = NULL;
+    CHECK_INT(rt_control_bootstrap(c, ADMIN, &shown, &err), 0);
+    free(shown);
+    struct rt_api_ctx ctx;
+    rt_api_ctx_init(&ctx, st, c);
+    ctx.sessions = rt__sessions_new();
+    char id[RT_SESSION_HEX], csrf[RT_SESSION_HEX], cookie[100];
+    int64_t exp;
+    CHECK_INT(rt__sessions_create(ctx.sessions, ADMIN, id, csrf, &exp), 0);
+    snprintf(cookie, sizeof(cookie), "rt_session=%s", id);
+    const size_t full = ctx.limits.max_compressed;
+    static const struct {
+        const char *method, *path, *auth;
+        bool cookie;
+        size_t want; /* SIZE_MAX: the full limit */
+    } cases[] = {
+        {"POST", "/api/v1/session", NULL, false, RT_API_SESSION_BODY_MAX},
+        {"GET", "/api/v1/session", NULL, false, 0},
+        {"GET", "/api/v1/session", "Bearer " ADMIN, false, 0},
+        {"DELETE", "/api/v1/session", NULL, true, 0},
+        {"POST", "/api/v1/profiles", NULL, false, 0},
+        {"POST", "/api/v1/profiles", "Bearer nope", true, 0},
+        {"POST", "/api/v1/profiles", "Bearer " ADMIN, false, SIZE_MAX},
+        {"POST", "/api/v1/issues", NULL, true, SIZE_MAX},
+        {"PATCH", "/api/v1/keys", "Bearer " ADMIN, false, 0},
+        {"POST", "/api/v1/nope", "Bearer " ADMIN, false, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct rt_api_req req = {.method = cases[i].method, .path = cases[i].path,
+                                 .authorization = cases[i].auth,
+                                 .cookie = cases[i].cookie ? cookie : NULL};
+        size_t want = cases[i].want == SIZE_MAX ? full : cases[i].want;
+        size_t got = rt_api_body_allowance(&ctx, &req);
+        if (got != want)
+            fprintf(stderr, "case %zu: %s %s\n", i, cases[i].method, cases[i].path);
+        CHECK_INT(got, want);
+    }
+    rt__sessions_free(ctx.sessions);
+    rt_control_free(c);
+    rt_store_free(st);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
         return 2;
     RUN(test_cookie_parser);
     RUN(test_create_lookup_delete);
+    RUN(test_body_allowance);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
