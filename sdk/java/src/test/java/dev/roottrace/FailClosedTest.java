@@ -47,7 +47,7 @@ class FailClosedTest {
         fake.setConfig("enabled", true);
         assertTrue(waitFor(() -> on(a), 3));
         assertTrue(since(t0) < 2.5, "" + since(t0)); // the held poll returns on the change
-        assertTrue(waitFor(() -> a.sampler.samplesTaken > 5, 2));
+        assertTrue(waitFor(() -> a.sampler.samplesTaken > 5, 10), a.status().toJson()); // budget-stretched on a slow host
         fake.setConfig("enabled", false);
         assertTrue(waitFor(() -> !a.profiling, 2.5));
         assertEquals("disabled", a.status().status());
@@ -243,7 +243,11 @@ class FailClosedTest {
             assertEquals(List.of("samples/count", "wall/nanoseconds"), p.sampleTypes);
             assertEquals("wall/nanoseconds", p.periodType);
             assertTrue(p.period >= 20_000_000, "" + p.period);
-            assertTrue(p.durationNanos >= 0.3e9 && p.durationNanos <= 1.5e9, "" + p.durationNanos);
+            // A profile ends at the first sampling tick past its interval: on a slow host the
+            // self-cost budget stretches ticks (100 x the median walk, DESIGN §5).
+            double slack = 2 * 100 * a.sampler.maxRecentWalkNs();
+            assertTrue(p.durationNanos >= 0.3e9 && p.durationNanos <= 1.5e9 + slack,
+                    p.durationNanos + " (slack " + slack + ")");
             for (String f : p.frames()) {
                 assertFalse(f.startsWith("dev.roottrace.Agent.") || f.startsWith("dev.roottrace.Sampler."), f);
                 assertFalse(f.startsWith("java.lang.ref.Reference"), f);
@@ -264,7 +268,7 @@ class FailClosedTest {
     void stopFlushesTheProfileInProgress() {
         fake.setConfig("enabled", true, "upload_interval_s", 60, "sampling_interval_us", 20000);
         Agent a = ts.agent();
-        assertTrue(waitFor(() -> a.sampler.samplesTaken >= 10, 3));
+        assertTrue(waitFor(() -> a.sampler.samplesTaken >= 10, 10), a.status().toJson());
         long t0 = System.nanoTime();
         a.stop(5);
         assertTrue(since(t0) < 2, "" + since(t0));
@@ -282,7 +286,7 @@ class FailClosedTest {
         fake.setConfig("enabled", true, "upload_interval_s", 60, "sampling_interval_us", 20000);
         fake.uploadHang = true;
         Agent a = ts.agent();
-        assertTrue(waitFor(() -> a.sampler.samplesTaken >= 5, 3));
+        assertTrue(waitFor(() -> a.sampler.samplesTaken >= 5, 10), a.status().toJson());
         long t0 = System.nanoTime();
         a.stop(1);
         assertTrue(since(t0) < 1.6, "" + since(t0));
