@@ -58,7 +58,12 @@ def measure(fake, agents, burst_ms, rest_ms, seconds=3.0):
 
     t = threading.Thread(target=work, name="gil-workload")
     t.start()
-    time.sleep(seconds)
+    # At least `seconds`, and longer (up to 4x) until 60 walks were taken: on a slow host the
+    # self-cost budget stretches the 10 ms interval (DESIGN §5).
+    start, t_end = a.sampler.samples_taken, time.monotonic() + seconds
+    while time.monotonic() < t_end or (a.sampler.samples_taken - start < 60 and
+                                       time.monotonic() < t_end + 3 * seconds):
+        time.sleep(0.05)
     stop.set()
     t.join()
     a.stop(5)

@@ -56,10 +56,13 @@ def sampler_ident(a):
 def test_few_threads_stay_near_the_configured_interval(fake, agents):
     fake.set_config(enabled=True, sampling_interval_us=10000)
     a = agents(fake)
-    assert wait_for(lambda: a.sampler.samples_taken >= 30, 3)
+    assert wait_for(lambda: a.sampler.samples_taken >= 30, 10), a.status()
     iv = a.status()["interval_us"]
-    # A handful of threads: ~0.1 ms walks, so at most a small lengthening of 10 ms.
-    assert 10000 <= iv < 50000, (iv, a.sampler.median_walk_ns())
+    median_us = a.sampler.median_walk_ns() / 1000
+    # A handful of threads: walks of ~0.1 ms (0.9 ms on a slow shared host), so the interval
+    # stays at 10 ms or lengthens only by the budget (100 x the median walk), never past it.
+    assert median_us < 2000, (iv, median_us)
+    assert 10000 <= iv <= max(50000, 100 * median_us * 1.01), (iv, median_us)
 
 
 def test_many_threads_lengthen_the_interval_and_cost_stays_under_budget(fake, agents):
