@@ -147,14 +147,15 @@ PHP;
         $p->start();
         self::sleepy();
         $p->stop();
-        $big = null;
+        // Usually one entry carrying ~30 events; on a slow host the sleep can be split into
+        // several entries. What the SDK relies on is the events' sum (stack x event count).
+        $events = 0;
         foreach ($p->getLog() as $e) {
             if (($e->getTrace()[0]['function'] ?? '') === 'sleepy') {
-                $big = $e;
+                $events += $e->getEventCount();
             }
         }
-        $this->assertNotNull($big);
-        $this->assertGreaterThanOrEqual(25, $big->getEventCount()); // 300 ms / 10 ms, one entry
+        $this->assertGreaterThanOrEqual(25, $events); // 300 ms / 10 ms
         $agg = (new Frames(__DIR__))->aggregate($p->getLog(), 10_000_000, 256, 1000);
         $key = array_values(preg_grep('/FramesTest::sleepy$/', array_keys($agg)))[0];
         $this->assertGreaterThanOrEqual(25, $agg[$key][0]);
