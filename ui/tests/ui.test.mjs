@@ -402,7 +402,10 @@ test("hostile service, frame, deploy, issue, instance and status strings render 
   ];
   for (const [hash, sel, texts] of visits) {
     await ready(page, hash, sel);
-    await page.waitForTimeout(200);  // let late renders (timeline, flame graph) finish
+    // Late renders (statuses, timeline, flame graph) may come after the selector: wait for
+    // every expected text (as text) for up to 10 s, then check it and the rest.
+    await page.waitForFunction((ts) => ts.every((t) => document.body.textContent.includes(t)), texts, { timeout: 10000 }).catch(() => {});
+    await page.waitForTimeout(200);
     const text = await page.textContent("body");
     for (const t of texts) assert.ok(text.includes(t), `${hash}: literal ${t}`);
     assert.equal(await page.evaluate(() => window.__xss), undefined, `${hash}: a payload ran`);
