@@ -129,15 +129,20 @@ class NodeChild:
              str(run_s)], stdout=subprocess.PIPE, stderr=self.log, start_new_session=True)
         self.priority = raise_priority(self.proc.pid)
         self.events = queue.Queue()
+        self.burn = []  # (t, cumulative ms in burnHalf) from "burn" events, in order
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
     def _read(self):
         for line in self.proc.stdout:
             try:
-                self.events.put(json.loads(line))
+                ev = json.loads(line)
             except ValueError:
-                pass
+                continue
+            if ev["event"] == "burn":
+                self.burn.append((ev["t"], ev["burn_ms"]))
+            else:
+                self.events.put(ev)
         self.events.put({"event": "eof"})
 
     def wait_event(self, name, timeout):
@@ -188,7 +193,8 @@ def query(server, service, lo, hi):
 
 def run_child(server, tmp_path, script, service, run_s):
     """Runs a workload to its end, sampling /proc. Returns (profiling since, stopping at,
-    the SDK's info() at the end, the sampler, the child's priority)."""
+    the SDK's info() at the end, the sampler, the child's priority, the child's "burn"
+    series)."""
     enable(server, service)
     child = NodeChild(script, server, server.key("ingest"), service, run_s,
                       tmp_path / f"{service}.log")
@@ -206,12 +212,25 @@ def run_child(server, tmp_path, script, service, run_s):
     info = stopped["info"]
     assert info["status"] == "disabled: stopped", info
     assert info["uploads"]["lastError"] is None and info["queued"] == 0, info
-    return since, stopping, info, sampler, child.priority
+    return since, stopping, info, sampler, child.priority, child.burn
+
+
+def burn_over(series, lo, hi):
+    """Seconds the workload spent inside burnHalf between lo and hi (unix s), by its own
+    account: the cumulative series interpolated linearly at both ends."""
+    def at(t):
+        before = [p for p in series if p[0] <= t]
+        after = [p for p in series if p[0] >= t]
+        assert before and after, f"no burn events around {t}"
+        (ta, a), (tb, b) = before[-1], after[0]
+        assert tb - ta < 1, f"burn events too far apart: {ta}, {tb}"
+        return a if tb == ta else a + (b - a) * (t - ta) / (tb - ta)
+    return (at(hi) - at(lo)) / 1000
 
 
 def test_capacity_agrees_with_os_thread_cpu(server, tmp_path):
-    since, stopping, info, sampler, prio = run_child(server, tmp_path, "burn_half.js", "burner",
-                                                     60)
+    since, stopping, info, sampler, prio, burn_series = run_child(
+        server, tmp_path, "burn_half.js", "burner", 60)
     # Well inside the run: the first profile's start and the last's end are left out.
     lo, hi = since + 15, stopping - 5
     width = hi - lo
@@ -228,6 +247,8 @@ def test_capacity_agrees_with_os_thread_cpu(server, tmp_path):
     burn = [f for f in ans["functions"] if f["name"].endswith(".burnHalf")]
     assert burn, [f["name"] for f in ans["functions"][:10]]
     share = burn[0]["vcpu_hours_per_month"] / rt_vcpu
+    rt_burn_s = burn[0]["vcpu_hours_per_month"] * width / HOURS_PER_MONTH
+    own_burn_s = burn_over(burn_series, lo, hi)
     agreement = ans["cpu_agreement"]
     print(f"\nwindow {width:.1f} s; main thread CPU {os_cpu_s:.2f} s "
           f"({os_cpu_s / width:.1%} of a CPU), run-queue wait {runq_wait_s} s ({prio})")
@@ -237,6 +258,8 @@ def test_capacity_agrees_with_os_thread_cpu(server, tmp_path):
     print(f"{burn[0]['name']}: {share:.1%} of the service; cpu_agreement ratio "
           f"{agreement and agreement['ratio']}; capacity inputs "
           f"{ {k: cap['inputs'][k] for k in ('cpu_s', 'window_s', 'profiled_s', 'alive_s')} }")
+    print(f"burnHalf: RootTrace {rt_burn_s:.2f} s, the workload's own account {own_burn_s:.2f} s "
+          f"(ratio {rt_burn_s / own_burn_s:.3f})")
     print(f"SDK: median sampling delta {info['lastMedianDeltaUs']} µs, "
           f"{info['profiles']} profiles; top functions (self, % of the service): " + ", ".join(
               f"{f['name']} {f['self_share']:.1f}" for f in ans["functions"][:6]))
@@ -250,13 +273,18 @@ def test_capacity_agrees_with_os_thread_cpu(server, tmp_path):
            f"waited {runq_wait_s} s for a CPU in the {width:.1f} s window (V8 counts that "
            "wait as CPU: is the machine loaded?)")
     assert abs(rt_vcpu - os_vcpu) <= 0.10 * os_vcpu, why
-    assert share >= 0.90, [(f["name"], f["vcpu_hours_per_month"]) for f in ans["functions"][:5]]
+    # burnHalf's own figure agrees with the time the workload measured around its calls. The
+    # rest of the thread's CPU (timers, the SDK's own work, V8's "(program)") is not
+    # burnHalf's: its share of the service is host-dependent (89% on a slow CI machine), so
+    # only "most of it" is asserted for the share.
+    assert abs(rt_burn_s - own_burn_s) <= 0.10 * own_burn_s, (rt_burn_s, own_burn_s)
+    assert share >= 0.75, [(f["name"], f["vcpu_hours_per_month"]) for f in ans["functions"][:5]]
     # The per-window agreement says the same.
     assert agreement is not None and agreement["warning"] is None, agreement
 
 
 def test_blocked_thread_gets_agreement_warning(server, tmp_path):
-    since, stopping, info, sampler, _ = run_child(server, tmp_path, "block_half.js", "blocker",
+    since, stopping, info, sampler, _, _ = run_child(server, tmp_path, "block_half.js", "blocker",
                                                   30)
     lo, hi = since - 1, stopping + 1  # every profile of the run
     ans = query(server, "blocker", lo, hi)
