@@ -301,12 +301,19 @@ static enum MHD_Result send_too_large(struct rt_server *srv, struct MHD_Connecti
     return send_text(conn, r, 413, "application/json", msg);
 }
 
+/* True when none of r's body is kept: refused whatever it holds, over the body limit, or
+ * over the bound on bodies in flight. */
+static bool body_dropped(const struct request *r)
+{
+    return r->discard || r->too_big || r->busy;
+}
+
 /* Appends n bytes of r's body, within the body limit (else too_big) and within the bound on
  * the bodies of all requests being received at once (else busy); either way the body is
  * freed and the rest of it discarded. docs/decisions.md "Bodies in flight". */
 static void take_body(struct rt_server *srv, struct request *r, const char *data, size_t n)
 {
-    if (r->discard || r->too_big || r->busy)
+    if (body_dropped(r))
         return;
     if (rt_buf_append(&r->body, data, n) != 0) {
         r->too_big = true;
@@ -366,8 +373,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
          * to twice the body limit: past that the connection is closed, so a client with no
          * key cannot hold a connection forever by sending an endless body just fast enough
          * for its deadline. An honest client over the limit still gets its 413. */
-        if ((r->discard || r->too_big || r->busy) &&
-            r->received > 2 * srv->api.limits.max_compressed) {
+        if (body_dropped(r) && r->received > 2 * srv->api.limits.max_compressed) {
             rt_metrics_refusal(srv->metrics, "discarded_body_too_long");
             return MHD_NO;
         }
