@@ -21,7 +21,9 @@
  * - the session routes: sign-in is 2xx only with an admin or read token in its body, the
  *   session GET and DELETE only with a live session cookie (DELETE with its CSRF token);
  * - rt_api_body_allowance is 0 whenever dispatch answers 401, 404 or 405 (except sign-in,
- *   whose 401 depends on the body), and the full limit for a valid key on its route. */
+ *   whose 401 depends on the body); for a valid key, the full limit on a route its scope
+ *   covers (and, bound, for its service), else 0; 0 for a cookie request that writes
+ *   without its session's CSRF token. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,16 +381,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (k < 0 && !cs)
             check(st == 401 && allowance == 0, "a request without credentials", &req, st,
                   allowance);
-        if (k < 0 && cs && !is_get)
+        if (k < 0 && cs && !is_get) {
             check(!ok2xx || csrf_matches(cs, req.csrf_token),
                   "a cookie request without the session's CSRF token", &req, st, allowance);
+            check(allowance == 0 || csrf_matches(cs, req.csrf_token),
+                  "a body allowed to a cookie request without its CSRF token", &req, st,
+                  allowance);
+        }
         if (k >= 0) {
             check(!ok2xx || covers(keys[k].scope, routes[r].need),
                   "a key used beyond its scope", &req, st, allowance);
             check(!ok2xx || !keys[k].service || (service && !strcmp(service, keys[k].service)),
                   "a bound ingest key used for another service", &req, st, allowance);
-            check(allowance == fx.ctx.limits.max_compressed, "a valid key's allowance", &req,
-                  st, allowance);
+            bool admitted = covers(keys[k].scope, routes[r].need) &&
+                            (!keys[k].service || (service && !strcmp(service, keys[k].service)));
+            check(allowance == (admitted ? fx.ctx.limits.max_compressed : 0),
+                  "a valid key's allowance (the limit on its routes, else 0)", &req, st,
+                  allowance);
             check(keys[k].scope != RT_SCOPE_ADMIN || (st != 401 && st != 403),
                   "an admin key refused", &req, st, allowance);
         } else if (cs) {

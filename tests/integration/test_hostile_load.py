@@ -221,6 +221,47 @@ def test_oversized_flood_refused_within_bounded_memory(lean_server):
     bg.check(FLOOD_RSS_BOUND_MIB)
 
 
+def forbidden_upload(port, headers, size):
+    """POSTs size bytes with a Content-Length to service "other"; returns (status, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("POST", "/api/v1/profiles?service=other", body=bytes(size),
+                 headers={**headers, "Content-Type": "application/octet-stream"})
+    r = conn.getresponse()
+    out = (r.status, r.read().decode())
+    conn.close()
+    return out
+
+
+def test_forbidden_bodies_are_not_kept(lean_server):
+    """Credentials that will be refused 403 whatever the body (an ingest key bound to another
+    service, a read key on an upload) keep none of it: 40 concurrent 15 MiB bodies, inside
+    the 16 MiB limit, all get their 403. Were they buffered, they would pass the server-wide
+    bound on bodies in flight (128 MiB) and some would get 503 busy instead."""
+    srv = lean_server
+    bound = {"Authorization": f"Bearer {srv.key('ingest', service='mine')}"}
+    read = {"Authorization": f"Bearer {srv.key('read')}"}
+    results = []
+
+    def run(headers):
+        try:
+            results.append(forbidden_upload(srv.port, headers, 15 * MIB))
+        except OSError as e:
+            results.append(f"{type(e).__name__}: {e}")
+
+    with Background(srv) as bg:
+        threads = [threading.Thread(target=run, args=(bound if i % 2 else read,))
+                   for i in range(40)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(results) == 40
+    for r in results:
+        assert isinstance(r, tuple) and r[0] == 403 and "forbidden" in r[1], r
+    assert sum("bound to another service" in body for _, body in results) == 20, results
+    bg.check(FLOOD_RSS_BOUND_MIB)
+
+
 def endless_body_sent(port, headers):
     """POSTs zeros as fast as the server takes them, with a Content-Length of 1 TB; returns
     how many bytes went before the server closed the connection (or None after 200 MiB)."""

@@ -302,17 +302,54 @@ static const struct route *find_route(const struct rt_api_req *req, char arg[102
     return NULL;
 }
 
+/* Whether req may use found, a route that needs a scope: a valid key or session, a cookie
+ * request's CSRF token on a method that writes, the key's scope, and a bound ingest key's
+ * service (the query's `service`). Fills *who; else refuses resp (401 or 403) and returns
+ * false. */
+static bool admit(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                  const struct route *found, struct rt_principal *who, struct rt_api_resp *resp)
+{
+    bool by_cookie, csrf_ok;
+    if (!authenticate(ctx, req, who, &by_cookie, &csrf_ok)) {
+        refuse(resp, 401, "unauthorized",
+               "send a valid key as 'Authorization: Bearer <key>' (see docs/control-plane.md)");
+        return false;
+    }
+    if (by_cookie && !csrf_ok && strcmp(req->method, "GET") != 0 &&
+        strcmp(req->method, "HEAD") != 0) {
+        refuse(resp, 403, "forbidden", RT_SESSION_CSRF_MSG);
+        return false;
+    }
+    if (!allows(who->scope, found->need)) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "a %s key cannot use %s %s", rt_control_scope_name(who->scope),
+                 req->method, found->pattern);
+        refuse(resp, 403, "forbidden", msg);
+        return false;
+    }
+    const char *service = rt_api_param(req, "service");
+    if (who->service[0] && (!service || strcmp(service, who->service) != 0)) {
+        refuse(resp, 403, "forbidden", "this ingest key is bound to another service");
+        return false;
+    }
+    return true;
+}
+
 size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *req)
 {
     char arg[1024];
-    bool path_known, by_cookie, csrf_ok;
+    bool path_known;
     const struct route *found = find_route(req, arg, &path_known);
     if (!found)
         return 0;
     if (found->need == RT_SCOPE_NONE) /* sign-in reads its body; GET, DELETE none */
         return strcmp(found->method, "POST") == 0 ? RT_API_SESSION_BODY_MAX : 0;
     struct rt_principal who;
-    return authenticate(ctx, req, &who, &by_cookie, &csrf_ok) ? ctx->limits.max_compressed : 0;
+    struct rt_api_resp refusal;
+    memset(&refusal, 0, sizeof(refusal));
+    bool ok = admit(ctx, req, found, &who, &refusal);
+    rt_api_resp_cleanup(&refusal);
+    return ok ? ctx->limits.max_compressed : 0;
 }
 
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
@@ -334,29 +371,8 @@ void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         return;
     }
     struct rt_principal who;
-    bool by_cookie, csrf_ok;
-    if (!authenticate(ctx, req, &who, &by_cookie, &csrf_ok)) {
-        refuse(resp, 401, "unauthorized",
-               "send a valid key as 'Authorization: Bearer <key>' (see docs/control-plane.md)");
+    if (!admit(ctx, req, found, &who, resp))
         return;
-    }
-    if (by_cookie && !csrf_ok && strcmp(req->method, "GET") != 0 &&
-        strcmp(req->method, "HEAD") != 0) {
-        refuse(resp, 403, "forbidden", RT_SESSION_CSRF_MSG);
-        return;
-    }
-    if (!allows(who.scope, found->need)) {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "a %s key cannot use %s %s", rt_control_scope_name(who.scope),
-                 req->method, found->pattern);
-        refuse(resp, 403, "forbidden", msg);
-        return;
-    }
-    const char *service = rt_api_param(req, "service");
-    if (who.service[0] && (!service || strcmp(service, who.service) != 0)) {
-        refuse(resp, 403, "forbidden", "this ingest key is bound to another service");
-        return;
-    }
     struct rt_api_req r = *req;
     r.who = &who;
     found->fn(ctx, &r, resp, arg);

@@ -99,6 +99,21 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
+/* Fills req (method, path, params[MAX_PARAMS], the headers the API reads) from conn. Returns
+ * false when the query parameters are refused (collect_param). */
+static bool read_request(struct MHD_Connection *conn, const char *method, const char *url,
+                         struct rt_api_param *params, struct rt_api_req *req)
+{
+    *req = (struct rt_api_req){.method = method, .path = url, .params = params};
+    req->content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    req->authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    req->cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
+    req->csrf_token = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-CSRF-Token");
+    req->forwarded_proto = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Proto");
+    return MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, req) >= 0 &&
+           req->nparams < MAX_PARAMS;
+}
+
 /* The headers of every answer outside the UI (API, /healthz, /metrics): JSON and text are
  * never rendered, framed, sniffed or cached, whatever a browser is tricked into. */
 static void add_api_security_headers(struct MHD_Response *resp)
@@ -341,11 +356,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return MHD_NO;
         /* Credentials first: a request that will be refused anyway has none of its body
          * kept, so a client without a key cannot make the server hold 16 MiB a connection. */
-        struct rt_api_req head = {
-            .method = method, .path = url,
-            .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
-            .cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie")};
-        size_t keep = strncmp(url, "/api/", 5) == 0 ? rt_api_body_allowance(&srv->api, &head) : 0;
+        struct rt_api_param params[MAX_PARAMS];
+        struct rt_api_req head;
+        size_t keep = strncmp(url, "/api/", 5) == 0 && read_request(conn, method, url, params, &head)
+                          ? rt_api_body_allowance(&srv->api, &head) : 0;
         r->discard = keep == 0;
         rt_buf_init(&r->body, keep ? keep : 1);
         r->t0 = rt_time_mono_ns();
@@ -404,20 +418,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return handle_ui(conn, r, url);
 
     struct rt_api_param params[MAX_PARAMS];
-    struct rt_api_req req = {.method = method, .path = url, .params = params};
-    if (MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, &req) < 0 ||
-        req.nparams >= MAX_PARAMS) {
+    struct rt_api_req req;
+    if (!read_request(conn, method, url, params, &req)) {
         rt_metrics_refusal(srv->metrics, "invalid_argument");
         return send_text(conn, r, 400, "application/json",
                          "{\"error\":\"invalid_argument\",\"message\":\"query parameters must be "
                          "at most 63, each valid UTF-8 without control characters (no %00)\"}");
     }
-    req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
-    req.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-    req.cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
-    req.csrf_token = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-CSRF-Token");
-    req.forwarded_proto =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Proto");
     req.body = r->body.data;
     req.body_len = r->body.len;
     req.no_hold = r->held;

@@ -108,24 +108,28 @@ static void test_body_allowance(void)
     const size_t full = ctx.limits.max_compressed;
     static const struct {
         const char *method, *path, *auth;
-        bool cookie;
+        bool cookie, csrf;
         size_t want; /* SIZE_MAX: the full limit */
     } cases[] = {
-        {"POST", "/api/v1/session", NULL, false, RT_API_SESSION_BODY_MAX},
-        {"GET", "/api/v1/session", NULL, false, 0},
-        {"GET", "/api/v1/session", "Bearer " ADMIN, false, 0},
-        {"DELETE", "/api/v1/session", NULL, true, 0},
-        {"POST", "/api/v1/profiles", NULL, false, 0},
-        {"POST", "/api/v1/profiles", "Bearer nope", true, 0},
-        {"POST", "/api/v1/profiles", "Bearer " ADMIN, false, SIZE_MAX},
-        {"POST", "/api/v1/issues", NULL, true, SIZE_MAX},
-        {"PATCH", "/api/v1/keys", "Bearer " ADMIN, false, 0},
-        {"POST", "/api/v1/nope", "Bearer " ADMIN, false, 0},
+        {"POST", "/api/v1/session", NULL, false, false, RT_API_SESSION_BODY_MAX},
+        {"GET", "/api/v1/session", NULL, false, false, 0},
+        {"GET", "/api/v1/session", "Bearer " ADMIN, false, false, 0},
+        {"DELETE", "/api/v1/session", NULL, true, true, 0},
+        {"POST", "/api/v1/profiles", NULL, false, false, 0},
+        {"POST", "/api/v1/profiles", "Bearer nope", true, true, 0},
+        {"POST", "/api/v1/profiles", "Bearer " ADMIN, false, false, SIZE_MAX},
+        {"POST", "/api/v1/issues", NULL, true, true, SIZE_MAX},
+        /* a cookie request that writes without its CSRF token is refused (403) whatever
+         * its body: none of it is kept */
+        {"POST", "/api/v1/issues", NULL, true, false, 0},
+        {"PATCH", "/api/v1/keys", "Bearer " ADMIN, false, false, 0},
+        {"POST", "/api/v1/nope", "Bearer " ADMIN, false, false, 0},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct rt_api_req req = {.method = cases[i].method, .path = cases[i].path,
                                  .authorization = cases[i].auth,
-                                 .cookie = cases[i].cookie ? cookie : NULL};
+                                 .cookie = cases[i].cookie ? cookie : NULL,
+                                 .csrf_token = cases[i].csrf ? csrf : NULL};
         size_t want = cases[i].want == SIZE_MAX ? full : cases[i].want;
         size_t got = rt_api_body_allowance(&ctx, &req);
         if (got != want)
