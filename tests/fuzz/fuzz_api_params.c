@@ -27,6 +27,7 @@ static const struct {
     {"GET", "/api/v1/keys"},         {"GET", "/api/v1/audit"},
     {"GET", "/api/v1/sdk/config"},   {"GET", "/api/v1/session"},
     {"POST", "/api/v1/profiles"},    {"GET", "/api/v1/%s"},
+    {"GET", "/api/v1/timeline"}, /* appended: the seeds' route bytes keep their routes */
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

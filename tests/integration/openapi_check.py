@@ -18,8 +18,8 @@ SPEC_PATH = os.path.join(REPO, "docs", "openapi.yaml")
 
 # Every route the server has (server/src/http/api.c, server.c), as the document names them.
 ROUTES = {
-    ("post", "/api/v1/profiles"), ("get", "/api/v1/profile"), ("get", "/api/v1/diff"),
-    ("post", "/api/v1/issues"), ("get", "/api/v1/issues"), ("get", "/api/v1/issues/{id}"),
+    ("post", "/api/v1/profiles"), ("get", "/api/v1/profile"), ("get", "/api/v1/timeline"),
+    ("get", "/api/v1/diff"), ("post", "/api/v1/issues"), ("get", "/api/v1/issues"), ("get", "/api/v1/issues/{id}"),
     ("get", "/api/v1/issues/{id}/diff"), ("post", "/api/v1/deploys"),
     ("get", "/api/v1/deploys"), ("get", "/api/v1/services"), ("get", "/api/v1/export"),
     ("put", "/api/v1/services/{name}/profiling"), ("get", "/api/v1/sdk/config"),
@@ -34,7 +34,8 @@ PUBLIC = {"/api/v1/session"}
 # in `x-roottrace-scope`, and test_scopes_are_enforced_as_documented checks the server.
 SCOPES = {
     ("post", "/api/v1/profiles"): "ingest", ("get", "/api/v1/sdk/config"): "ingest",
-    ("get", "/api/v1/profile"): "read", ("get", "/api/v1/diff"): "read",
+    ("get", "/api/v1/profile"): "read", ("get", "/api/v1/timeline"): "read",
+    ("get", "/api/v1/diff"): "read",
     ("get", "/api/v1/export"): "read", ("get", "/api/v1/issues"): "read",
     ("post", "/api/v1/issues"): "admin", ("get", "/api/v1/issues/{id}"): "read",
     ("get", "/api/v1/issues/{id}/diff"): "read", ("get", "/api/v1/deploys"): "read",

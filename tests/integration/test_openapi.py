@@ -290,6 +290,22 @@ def test_profile_answers(api):
               params={"service": "shop", "type": "cpu", "limit": 0})
 
 
+def test_timeline_answers(api):
+    P = "/api/v1/timeline"
+    j = api.call("get", P, 200, params={"service": "shop", "type": "cpu", "from": T,
+                                        "to": T + 600, "buckets": 4}).json()
+    assert len(j["buckets"]) == 4
+    whole = api.call("get", "/api/v1/profile", 200, params={"service": "shop", "type": "cpu",
+                                                            "from": T, "to": T + 600}).json()
+    assert sum(b["samples"] for b in j["buckets"]) == pytest.approx(whole["samples"])
+    empty = api.call("get", P, 200, params={"service": "shop", "type": "cpu",
+                                            "from": T + 86400, "to": T + 86460}).json()
+    assert len(empty["buckets"]) == 30 and all(b["profiles"] == 0 for b in empty["buckets"])
+    api.error("get", P, 400, "invalid_argument", ["type"], params={"service": "shop"})
+    api.error("get", P, 400, "invalid_argument", ["buckets"],
+              params={"service": "shop", "type": "cpu", "buckets": 1001})
+
+
 # ---- GET /api/v1/diff ----
 
 def test_diff_answers(api):

@@ -69,6 +69,7 @@ SCOPED = {
     ("GET", "/api/v1/sdk/config"): ("/api/v1/sdk/config",
                                     {"service": "svc", "instance": "i-1"}, None),
     ("GET", "/api/v1/profile"): ("/api/v1/profile", {"service": "svc", "type": "cpu"}, None),
+    ("GET", "/api/v1/timeline"): ("/api/v1/timeline", {"service": "svc", "type": "cpu"}, None),
     ("GET", "/api/v1/diff"): ("/api/v1/diff", {"service": "svc", "type": "cpu", "at": T}, None),
     ("GET", "/api/v1/export"): ("/api/v1/export",
                                 {"service": "svc", "type": "cpu", "format": "folded"}, None),

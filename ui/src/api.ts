@@ -143,6 +143,8 @@ export interface DiffFunction {
   significant: boolean | null; new: boolean; vcpu_hours_per_month: { base: number | null; cur: number | null } | null;
 }
 export interface DiffWindow { from: string; to: string; profiles: number; samples: number | null; value_ns: number }
+/** GET /api/v1/timeline: each bucket is what GET /api/v1/profile says of its window. */
+export interface TimelineAnswer { service: string; type: PType; from: string; to: string; buckets: DiffWindow[] }
 export interface DiffAnswer {
   service: string; type: PType; type_note: string; issue: Issue | null; window_s: number;
   baseline: DiffWindow; current: DiffWindow; functions: DiffFunction[]; truncated?: boolean;

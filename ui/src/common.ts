@@ -87,22 +87,13 @@ export function toggle(svc: { name: string; profiling_enabled: boolean }, onChan
   return h("span", { class: "toggle-box" }, btn, readOnly ? h("span", { class: "muted" }, " read-only") : null, msg);
 }
 
-/** Profiled samples per bucket over [from, to): one GET /api/v1/profile per bucket. */
+/** Profiled samples per bucket over [from, to) (ms since the epoch), n equal buckets: one
+ * GET /api/v1/timeline. A bucket whose profiles carry no sample counts shows its value in s. */
 export async function sampleBuckets(service: string, type: api.PType, from: number, to: number, n: number): Promise<{ from: number; to: number; value: number | null }[]> {
-  const step = (to - from) / n;
-  const out = Array.from({ length: n }, (_, k) => ({ from: from + k * step, to: from + (k + 1) * step, value: null as number | null }));
-  let next = 0;
-  const worker = async () => {
-    while (next < n) {
-      const b = out[next++];
-      const p = await api.get<api.ProfileAnswer>("/api/v1/profile", {
-        service, type, from: new Date(b.from).toISOString(), to: new Date(b.to).toISOString(), limit: 1,
-      });
-      b.value = p.samples ?? p.value_ns / 1e9;
-    }
-  };
-  await Promise.all([worker(), worker(), worker(), worker()]);
-  return out;
+  const t = await api.get<api.TimelineAnswer>("/api/v1/timeline", {
+    service, type, from: new Date(from).toISOString(), to: new Date(to).toISOString(), buckets: n,
+  });
+  return t.buckets.map((b) => ({ from: Date.parse(b.from), to: Date.parse(b.to), value: b.samples ?? b.value_ns / 1e9 }));
 }
 
 export function warnings(list: string[]): HTMLElement | null {

@@ -280,8 +280,19 @@ test("hostile frame names stay text everywhere", async () => {
 
 test("service view: flame graph and timeline; a click on the timeline opens an issue there", async () => {
   const page = await newPage();
+  const queries = [];
+  page.on("request", (r) => {
+    const u = new URL(r.url());
+    if (u.pathname === "/api/v1/profile" || u.pathname === "/api/v1/timeline") queries.push(u);
+  });
   await ready(page, "#/service/shop?type=cpu", ".timeline canvas");
   await page.waitForSelector(".flame[data-first-render-ms]");
+  // the timeline is one call for its 30 buckets (it was one /profile call per bucket)
+  const timelines = queries.filter((u) => u.pathname === "/api/v1/timeline");
+  assert.equal(timelines.length, 1, queries.map(String).join("\n"));
+  assert.equal(timelines[0].searchParams.get("buckets"), "30");
+  assert.equal(timelines[0].searchParams.get("service"), "shop");
+  assert.ok(queries.filter((u) => u.pathname === "/api/v1/profile").length <= 1, queries.map(String).join("\n"));
   assert.match(await page.textContent("[data-testid=type-badge]"), /CPU/);
   assert.match(await page.textContent(".timeline .legend"), /declared deploy/);
   await shot(page, "service");

@@ -63,6 +63,27 @@ int rt_query_issue_windows(int64_t started_at_ns, int64_t now_ns, int64_t window
                            int64_t upload_interval_ns, struct rt_query_diff_req *req,
                            struct rt_error *err);
 
+/* GET /api/v1/timeline: [from_ns, to_ns) of one (service, type) cut into `buckets` equal
+ * buckets (1..RT_QUERY_TIMELINE_MAX_BUCKETS). */
+#define RT_QUERY_TIMELINE_MAX_BUCKETS 1000
+struct rt_query_timeline_req {
+    const char *service;
+    enum rt_ptype type;
+    int64_t from_ns, to_ns;
+    const char *version, *instance;  /* filters, NULL = any */
+    size_t buckets;
+};
+
+/* Answer: {"service", "type", "from", "to", "buckets": [{"from", "to", "profiles", "samples",
+ * "value_ns"}]}, buckets in time order; bucket k is [from + span*k/n, from + span*(k+1)/n)
+ * in ns. Each bucket's "profiles", "samples" (null when none of its profiles carries real
+ * counts) and "value_ns" are those of rt_query_profile's answer for that bucket's window:
+ * each profile weighted by its overlap with the bucket over its duration (DESIGN §6), so
+ * samples can be fractional; from one scan of the store. NULL with err set: RT_EINVAL for a
+ * bad request, a store error, or RT_ECANCELED as rt_query_profile. */
+json_t *rt_query_timeline(struct rt_store *s, const struct rt_query_timeline_req *req,
+                          struct rt_error *err);
+
 /* Merges the window's profiles into one profile (each weighted by its overlap, DESIGN §6),
  * for export. Caller frees the result. NULL with err set on failure: RT_ETOOBIG when the
  * merged value exceeds RT_PROFILE_MAX_VALUE_NS (one profile's limit). */

@@ -210,6 +210,7 @@ static const struct route routes[] = {
     {"POST", "/api/v1/profiles", RT_SCOPE_INGEST, rt__api_post_profiles},
     {"GET", "/api/v1/sdk/config", RT_SCOPE_INGEST, rt__api_get_sdk_config},
     {"GET", "/api/v1/profile", RT_SCOPE_READ, rt__api_get_profile},
+    {"GET", "/api/v1/timeline", RT_SCOPE_READ, rt__api_get_timeline},
     {"GET", "/api/v1/diff", RT_SCOPE_READ, rt__api_get_diff},
     {"GET", "/api/v1/export", RT_SCOPE_READ, rt__api_get_export},
     {"GET", "/api/v1/issues", RT_SCOPE_READ, rt__api_get_issues},

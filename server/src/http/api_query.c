@@ -1,4 +1,4 @@
-/* Query routes: GET /api/v1/profile, /api/v1/diff, /api/v1/issues/{id}/diff and
+/* Query routes: GET /api/v1/profile, /api/v1/timeline, /api/v1/diff, /api/v1/issues/{id}/diff and
  * /api/v1/export (DESIGN §6, §7, §11). */
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +64,26 @@ void rt__api_get_profile(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     q.version = rt_api_param(req, "version");
     q.instance = rt_api_param(req, "instance");
     answer(ctx, resp, rt_query_profile(ctx->store, &q, &err), &err, "profile", t0);
+}
+
+/* GET /api/v1/timeline?service=&type=&from=&to=&buckets=N (1..1000, default 30)&version=
+ * &instance=: samples over time, rt_query_timeline's answer; 400 on a bad parameter. */
+void rt__api_get_timeline(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                          struct rt_api_resp *resp, const char *arg)
+{
+    (void)arg;
+    struct rt_query_timeline_req q = {0};
+    struct rt_error err = {0};
+    int64_t t0 = rt_time_mono_ns(), n = 30;
+    if (!(q.service = rt__api_need(req, resp, "service")) || rt__api_type(req, resp, &q.type) ||
+        read_range(req, resp, &q.from_ns, &q.to_ns) ||
+        rt__api_int(req, resp, "buckets", 1, RT_QUERY_TIMELINE_MAX_BUCKETS, &n))
+        return;
+    q.buckets = (size_t)n;
+    q.version = rt_api_param(req, "version");
+    q.instance = rt_api_param(req, "instance");
+    /* timed with the window queries in /metrics (kind "profile") */
+    answer(ctx, resp, rt_query_timeline(ctx->store, &q, &err), &err, "profile", t0);
 }
 
 /* The upload interval of service's SDKs: its override, else the default. Uploads still in

@@ -60,6 +60,8 @@ void rt__api_post_profiles(struct rt_api_ctx *, const struct rt_api_req *, struc
                            const char *);
 void rt__api_get_profile(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
                          const char *);
+void rt__api_get_timeline(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                          const char *);
 void rt__api_get_diff(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
                       const char *);
 void rt__api_get_issue_diff(struct rt_api_ctx *, const struct rt_api_req *,
