@@ -22,6 +22,7 @@ MAX_SEED=${FUZZ_MAX_SEED_BYTES:-65536}
 command -v "${FUZZ_CC:-clang}" >/dev/null ||
     { echo "fuzz: ${FUZZ_CC:-clang} not found (scripts/install-deps.sh installs it)" >&2
       exit 1; }
+mkdir -p "$OUT/logs"  # a clean clone has no build/ yet
 nice make --no-print-directory FUZZ=1 fuzz-bins >"$OUT-build.log" 2>&1 ||
     { cat "$OUT-build.log" >&2; echo "fuzz: build failed" >&2; exit 1; }
 
