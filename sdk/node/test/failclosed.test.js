@@ -229,3 +229,35 @@ test('the uploaded profile carries the documented query parameters', async (t) =
   assert.ok(names.has('test_support/fake_control_plane.burnNamed'), [...names].join(', '));
   for (const s of prof.samples) assert.ok(!s.stack.includes('(idle)'));
 });
+
+test('a refused poll (4xx) forgets the etag, a 503 keeps it; once the refusal ends the next poll gets a full 200 at once', async (t) => {
+  const cp = await startFake(defaultConfig());
+  const spy = spySessions();
+  const p = makeProfiler(cp, spy);
+  t.after(() => cp.close());
+  assert.ok(await until(() => spy.active === 1 && cp.polls.length === 1, 1000));
+  // Poll 2 gets 503, every later one 401 (the key revoked) until the test restores it.
+  cp.hostile = (req, res) => {
+    res.writeHead(cp.polls.length === 2 ? 503 : 401, { 'content-type': 'application/json' });
+    res.end('{"error":"unauthorized","message":"key revoked"}');
+  };
+  assert.ok(await until(() => spy.active === 0, 6000), 'off after 3 poll intervals without a valid config');
+  assert.ok(cp.polls.length >= 4, `${cp.polls.length} polls`);
+  assert.match(p.status(), /^error: no valid config for 3 poll intervals \(config poll answered HTTP 401: key revoked\)$/);
+  assert.strictEqual(cp.polls[0].query.etag, undefined);
+  assert.strictEqual(cp.polls[1].query.etag, 'e1', 'poll 2 sends the etag of the 200');
+  assert.strictEqual(cp.polls[2].query.etag, 'e1', 'a 503 keeps the etag');
+  assert.strictEqual(cp.polls[2].query.wait, '1');
+  for (const [i, poll] of cp.polls.entries()) {
+    if (i < 3) continue;
+    assert.strictEqual(poll.query.etag, undefined, `poll ${i + 1}, after a 401, sends no etag`);
+    assert.strictEqual(poll.query.wait, '0', `poll ${i + 1} does not ask to be held`);
+  }
+  const n = cp.polls.length;
+  cp.hostile = null; // the key is restored
+  assert.ok(await until(() => spy.active === 1, 3000), 'profiling resumes after the 200');
+  assert.strictEqual(cp.polls[n].query.etag, undefined, 'the first poll after the refusal sends no etag');
+  assert.strictEqual(cp.polls[n].query.wait, '0');
+  assert.strictEqual(p.status(), 'profiling');
+  await p.stop();
+});
