@@ -94,6 +94,31 @@ def test_no_valid_config_for_three_poll_intervals_stops(fake, agents):
     assert wait_for(lambda: on(a), 3)
 
 
+def test_refused_poll_forgets_the_etag_and_a_503_keeps_it(fake, agents):
+    fake.set_config(enabled=True, poll_interval_s=1)
+    a = agents(fake)
+    assert wait_for(lambda: on(a) and len(fake.polls) == 1, 3)
+    # Poll 2 gets 503, every later one 401 (the key revoked) until the mode is reset.
+    fake.set_mode("codes", codes=[503, 401],
+                  status_body=b'{"error":"unauthorized","message":"key revoked"}')
+    assert wait_for(lambda: not a.profiling, 6)  # 3 poll intervals without a valid config
+    s = a.status()["status"]
+    assert s == ("error: no valid config for 3 poll intervals "
+                 "(config poll answered 401: key revoked)"), s
+    polls = [p.params for p in fake.polls]
+    assert len(polls) >= 4, len(polls)
+    assert "etag" not in polls[0]
+    assert polls[1]["etag"] == fake.etag() and polls[1]["wait"] == "1"  # the 200's etag
+    assert polls[2]["etag"] == fake.etag() and polls[2]["wait"] == "1"  # a 503 keeps it
+    for i, p in enumerate(polls[3:], 4):  # after a 401: no etag, not held
+        assert "etag" not in p and "wait" not in p, (i, p)
+    n = len(fake.polls)
+    fake.set_mode("normal")  # the key is restored
+    assert wait_for(lambda: on(a), 3)  # profiling resumes after the 200
+    assert "etag" not in fake.polls[n].params and "wait" not in fake.polls[n].params
+    assert a.status()["status"] == "profiling"
+
+
 def test_upload_409_drops_and_stops_until_enabled_again(fake, agents):
     fake.set_config(enabled=True, poll_interval_s=1, upload_interval_s=0.3)
     answers = {"n": 0}
