@@ -149,6 +149,47 @@ func TestNoValidConfigForThreePollIntervalsStops(t *testing.T) {
 	}
 }
 
+func TestRefusedPollForgetsTheETagAndA503KeepsIt(t *testing.T) {
+	f := newFakeCP(t)
+	f.setConfig("enabled", true, "poll_interval_s", 1)
+	a := testAgent(t, f.url(), nil)
+	if !waitFor(3*time.Second, func() bool { return on(a) && len(f.allPolls()) == 1 }) {
+		t.Fatal(a.report())
+	}
+	f.setCodes(503, 401) // poll 2 gets 503, every later one 401 (the key revoked)
+	if !waitFor(6*time.Second, func() bool { return !a.holding.Load() }) {
+		t.Fatal("still profiling after 6 s of refused polls: " + a.report().Status)
+	}
+	if s := a.report().Status; s != "error: no valid config for 3 poll intervals (config poll answered 401: boom)" {
+		t.Fatal(s)
+	}
+	ps := f.allPolls()
+	if len(ps) < 4 {
+		t.Fatalf("%d polls", len(ps))
+	}
+	f.mu.Lock()
+	tag := f.etag()
+	f.mu.Unlock()
+	for i, want := range []string{"", tag, tag} { // poll 3 follows the 503: it keeps the etag
+		if got := ps[i].q["etag"]; got != want {
+			t.Fatalf("poll %d: etag %q, want %q", i+1, got, want)
+		}
+	}
+	for i, p := range ps[3:] {
+		if e, ok := p.q["etag"]; ok || p.q["wait"] != "" {
+			t.Fatalf("poll %d follows a 401 but sends etag %q, wait %q", i+4, e, p.q["wait"])
+		}
+	}
+	n := len(ps)
+	f.setMode("normal", nil, 0) // the key is restored
+	if !waitFor(3*time.Second, func() bool { return on(a) }) {
+		t.Fatal("profiling did not resume: " + a.report().Status)
+	}
+	if p := f.allPolls()[n]; p.q["etag"] != "" || p.q["wait"] != "" {
+		t.Fatalf("first poll after the refusal: etag %q, wait %q", p.q["etag"], p.q["wait"])
+	}
+}
+
 func TestUpload409DropsAndStopsUntilEnabledAgain(t *testing.T) {
 	f := newFakeCP(t)
 	f.setConfig("enabled", true, "poll_interval_s", 1, "upload_interval_s", 0.3)
