@@ -44,7 +44,8 @@ type fakeCP struct {
 	mode         string
 	rawBody      []byte
 	code         int
-	codes        []int // the "codes" mode's answers, one per poll; the last repeats
+	codes        []int  // the "codes" mode's answers, one per poll; the last repeats
+	coded        []poll // the polls the "codes" mode answered, in order
 	polls        []poll
 	uploads      []upload
 	uploadAnswer func(q map[string]string) int
@@ -103,6 +104,13 @@ func (f *fakeCP) setCodes(codes ...int) {
 	defer f.mu.Unlock()
 	f.mode, f.codes = "codes", codes
 	f.bump()
+}
+
+// codedPolls returns the polls the "codes" mode answered, in order.
+func (f *fakeCP) codedPolls() []poll {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]poll(nil), f.coded...)
 }
 
 func (f *fakeCP) pollsSince(t0 time.Time) []poll {
@@ -168,6 +176,7 @@ func (f *fakeCP) answer(mode string, w http.ResponseWriter, r *http.Request, q m
 		f.mu.Lock()
 		code := f.code
 		if mode == "codes" {
+			f.coded = append(f.coded, poll{time.Now(), q})
 			code = f.codes[0]
 			if len(f.codes) > 1 {
 				f.codes = f.codes[1:]

@@ -45,6 +45,7 @@ class FakeControlPlane:
         self.raw_body = b""
         self.code = 500
         self.codes = [500]  # the "codes" mode's answers, one per poll; the last repeats
+        self.coded = []  # (params, status) of each poll the "codes" mode answered
         self.status_body = b'{"error":"boom"}'  # body of the "status" mode's answer
         self.polls = []
         self.uploads = []
@@ -184,6 +185,7 @@ class FakeControlPlane:
     def _mode_codes(self, h, params):
         with self.cond:
             code = self.codes.pop(0) if len(self.codes) > 1 else self.codes[0]
+            self.coded.append((params, code))
         self._send(h, code, self.status_body)
 
     def _mode_reset(self, h, params):
