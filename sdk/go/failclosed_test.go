@@ -149,6 +149,49 @@ func TestNoValidConfigForThreePollIntervalsStops(t *testing.T) {
 	}
 }
 
+func TestRefusedPollForgetsTheETagAndA503KeepsIt(t *testing.T) {
+	f := newFakeCP(t)
+	f.setConfig("enabled", true, "poll_interval_s", 1)
+	a := testAgent(t, f.url(), nil)
+	if !waitFor(3*time.Second, func() bool { return on(a) }) {
+		t.Fatal(a.report())
+	}
+	f.setCodes(503, 401) // the next poll gets 503, every later one 401 (the key revoked)
+	if !waitFor(6*time.Second, func() bool { return !a.holding.Load() }) {
+		t.Fatal("still profiling after 6 s of refused polls: " + a.report().Status)
+	}
+	if s := a.report().Status; s != "error: no valid config for 3 poll intervals (config poll answered 401: boom)" {
+		t.Fatal(s)
+	}
+	waitFor(3*time.Second, func() bool { return len(f.codedPolls()) >= 3 })
+	f.mu.Lock()
+	tag := f.etag()
+	f.mu.Unlock()
+	coded := f.codedPolls()
+	if _, ok := f.allPolls()[0].q["etag"]; ok || len(coded) < 3 {
+		t.Fatalf("first poll %v; %d refused polls", f.allPolls()[0].q, len(coded))
+	}
+	// The poll answered 503 sends the 200's etag; the next one (answered 401) still does.
+	for i, p := range coded[:2] {
+		if p.q["etag"] != tag || p.q["wait"] != "1" {
+			t.Fatalf("refused poll %d: etag %q, wait %q, want %q, 1", i+1, p.q["etag"], p.q["wait"], tag)
+		}
+	}
+	for i, p := range coded[2:] {
+		if e, ok := p.q["etag"]; ok || p.q["wait"] != "" {
+			t.Fatalf("refused poll %d follows a 401 but sends etag %q, wait %q", i+3, e, p.q["wait"])
+		}
+	}
+	n := len(f.allPolls())
+	f.setMode("normal", nil, 0) // the key is restored
+	if !waitFor(3*time.Second, func() bool { return on(a) }) {
+		t.Fatal("profiling did not resume: " + a.report().Status)
+	}
+	if p := f.allPolls()[n]; p.q["etag"] != "" || p.q["wait"] != "" {
+		t.Fatalf("first poll after the refusal: etag %q, wait %q", p.q["etag"], p.q["wait"])
+	}
+}
+
 func TestUpload409DropsAndStopsUntilEnabledAgain(t *testing.T) {
 	f := newFakeCP(t)
 	f.setConfig("enabled", true, "poll_interval_s", 1, "upload_interval_s", 0.3)

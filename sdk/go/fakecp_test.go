@@ -34,7 +34,8 @@ type upload struct {
 // fakeCP: modes for GET /api/v1/sdk/config: normal (etag + held wait, 200/304), body (200
 // with rawBody), huge (50 MB with Content-Length), hugeClose (50 MB, no length), drip
 // (headers one byte at a time), status (answer code), reset (TCP RST), hang (never
-// answer), churn (200 with a new etag at once), fast304 (304 at once, ignoring wait).
+// answer), churn (200 with a new etag at once), fast304 (304 at once, ignoring wait),
+// codes (the next status of codes at once, the last one repeated).
 type fakeCP struct {
 	mu           sync.Mutex
 	config       map[string]interface{}
@@ -43,6 +44,8 @@ type fakeCP struct {
 	mode         string
 	rawBody      []byte
 	code         int
+	codes        []int  // the "codes" mode's answers, one per poll; the last repeats
+	coded        []poll // the polls the "codes" mode answered, in order
 	polls        []poll
 	uploads      []upload
 	uploadAnswer func(q map[string]string) int
@@ -92,6 +95,22 @@ func (f *fakeCP) setMode(mode string, raw []byte, code int) {
 	defer f.mu.Unlock()
 	f.mode, f.rawBody, f.code = mode, raw, code
 	f.bump()
+}
+
+// setCodes makes the fake answer the next polls with codes, one each, the last one
+// repeated until the mode changes.
+func (f *fakeCP) setCodes(codes ...int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mode, f.codes = "codes", codes
+	f.bump()
+}
+
+// codedPolls returns the polls the "codes" mode answered, in order.
+func (f *fakeCP) codedPolls() []poll {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]poll(nil), f.coded...)
 }
 
 func (f *fakeCP) pollsSince(t0 time.Time) []poll {
@@ -153,9 +172,16 @@ func (f *fakeCP) answer(mode string, w http.ResponseWriter, r *http.Request, q m
 		b := f.rawBody
 		f.mu.Unlock()
 		w.Write(b)
-	case "status":
+	case "status", "codes":
 		f.mu.Lock()
 		code := f.code
+		if mode == "codes" {
+			f.coded = append(f.coded, poll{time.Now(), q})
+			code = f.codes[0]
+			if len(f.codes) > 1 {
+				f.codes = f.codes[1:]
+			}
+		}
 		f.mu.Unlock()
 		w.WriteHeader(code)
 		w.Write([]byte(`{"error":"boom","message":"boom"}`))

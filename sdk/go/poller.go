@@ -102,6 +102,14 @@ func (a *agent) pollOnce() bool {
 		a.setPollErr("")
 		return false
 	case res.status != 200:
+		if res.status >= 400 && res.status < 500 {
+			// A refusal (key revoked, wrong scope, ...): forget the etag, so that once its
+			// cause is fixed the next poll gets a full 200 at once instead of being held and
+			// answered 304. A 5xx or a network error keeps it: the server refused nothing.
+			a.mu.Lock()
+			a.etag = ""
+			a.mu.Unlock()
+		}
 		msg := "config poll answered " + strconv.Itoa(res.status)
 		if m := serverMessage(res.body); m != "" {
 			msg += ": " + m

@@ -130,7 +130,8 @@ function parseConfig(body) {
  * Polls GET /api/v1/sdk/config. Calls hooks.onConfig(config, {changed, fresh}) for every valid
  * answer (a 304 repeats the last config with fresh=false), hooks.onInvalid(reason) for an
  * invalid one, hooks.onStale() when no valid config has arrived for 3 poll intervals, and
- * hooks.onError(reason) for a failed request. hooks.query() returns the extra query
+ * hooks.onError(reason) for a failed request. A 4xx answer or an invalid config forgets the
+ * etag (the next poll asks afresh); a 5xx or a network error keeps it. hooks.query() returns the extra query
  * parameters of each poll (status, interval_us). Never throws; its timers are unref'd.
  */
 class ConfigPoller {
@@ -168,7 +169,7 @@ class ConfigPoller {
     this.inflight = null;
   }
 
-  /** Forgets the etag, so the next poll gets a full 200 at once (used after a 409). */
+  /** Forgets the etag, so the next poll gets a full 200 at once (used after a 409 upload). */
   forgetEtag() {
     this.etag = null;
   }
@@ -263,12 +264,18 @@ class ConfigPoller {
       this._call('onConfig', this.config, { changed: false, fresh: false });
       return;
     }
+    if (res.tooBig) {
+      this.etag = null; // an invalid config: ask for the full config again next time
+      return this._call('onInvalid', `config body over ${CONFIG_MAX_BYTES} bytes`);
+    }
     if (res.status !== 200) {
-      if (res.tooBig) return this._call('onInvalid', `config body over ${CONFIG_MAX_BYTES} bytes`);
+      // A refusal (4xx: key revoked, wrong scope, ...) forgets the etag: once its cause is
+      // fixed, the next poll gets a full 200 at once instead of being held and answered 304.
+      // A 5xx or a network error keeps it: the server is unavailable, it refused nothing.
+      if (res.status >= 400 && res.status < 500) this.etag = null;
       const m = serverMessage(res.body);
       return this._call('onError', `config poll answered HTTP ${res.status}${m ? `: ${m}` : ''}`);
     }
-    if (res.tooBig) return this._call('onInvalid', `config body over ${CONFIG_MAX_BYTES} bytes`);
     const parsed = parseConfig(res.body);
     if (!parsed.ok) {
       this.etag = null; // ask for the full config again next time

@@ -229,3 +229,37 @@ test('the uploaded profile carries the documented query parameters', async (t) =
   assert.ok(names.has('test_support/fake_control_plane.burnNamed'), [...names].join(', '));
   for (const s of prof.samples) assert.ok(!s.stack.includes('(idle)'));
 });
+
+test('a refused poll (4xx) forgets the etag, a 503 keeps it; once the refusal ends the next poll gets a full 200 at once', async (t) => {
+  const cp = await startFake(defaultConfig());
+  const spy = spySessions();
+  const p = makeProfiler(cp, spy);
+  t.after(() => cp.close());
+  assert.ok(await until(() => spy.active === 1, 3000));
+  // The next poll gets 503, every later one 401 (the key revoked) until the test restores it.
+  const refused = []; // the queries of the polls answered here, in order
+  cp.hostile = (req, res, query) => {
+    res.writeHead(refused.length === 0 ? 503 : 401, { 'content-type': 'application/json' });
+    res.end('{"error":"unauthorized","message":"key revoked"}');
+    refused.push(query);
+  };
+  assert.ok(await until(() => spy.active === 0, 6000), 'off after 3 poll intervals without a valid config');
+  assert.ok(await until(() => refused.length >= 3, 3000), `${refused.length} refused polls`);
+  assert.match(p.status(), /^error: no valid config for 3 poll intervals \(config poll answered HTTP 401: key revoked\)$/);
+  assert.strictEqual(cp.polls[0].query.etag, undefined);
+  assert.strictEqual(refused[0].etag, 'e1', 'the poll answered 503 sends the etag of the 200');
+  assert.strictEqual(refused[1].etag, 'e1', 'a 503 keeps the etag');
+  assert.strictEqual(refused[1].wait, '1');
+  for (const [i, q] of refused.entries()) {
+    if (i < 2) continue;
+    assert.strictEqual(q.etag, undefined, `refused poll ${i + 1}, after a 401, sends no etag`);
+    assert.strictEqual(q.wait, '0', `refused poll ${i + 1} does not ask to be held`);
+  }
+  const n = cp.polls.length;
+  cp.hostile = null; // the key is restored
+  assert.ok(await until(() => spy.active === 1, 3000), 'profiling resumes after the 200');
+  assert.strictEqual(cp.polls[n].query.etag, undefined, 'the first poll after the refusal sends no etag');
+  assert.strictEqual(cp.polls[n].query.wait, '0');
+  assert.strictEqual(p.status(), 'profiling');
+  await p.stop();
+});

@@ -150,9 +150,11 @@ describe('hostile control plane answers', { concurrency: true }, () => {
   test('a 50 MB body: abandoned after 64 KiB, invalid, off at once', async (t) => {
     const rssBefore = process.memoryUsage().rss;
     const sent = [];
+    const queries = [];
     const { p } = await underAttack(
       t,
-      (req, res) => {
+      (req, res, query) => {
+        queries.push(query);
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(50 * 1024 * 1024) });
         const chunk = Buffer.alloc(64 * 1024, 0x20);
         let written = 0;
@@ -170,6 +172,10 @@ describe('hostile control plane answers', { concurrency: true }, () => {
       { expectOff: true, offWithinMs: 1500 },
     );
     assert.match(p.status(), /^error: invalid config: config body over 65536 bytes/);
+    // An invalid config forgets the etag: every poll after the first big body asks afresh.
+    assert.ok(queries.length >= 2, `${queries.length} polls`);
+    assert.strictEqual(queries[0].etag, 'e1');
+    for (const q of queries.slice(1)) assert.strictEqual(q.etag, undefined, JSON.stringify(q));
     const grewMb = (process.memoryUsage().rss - rssBefore) / 1048576;
     const most = Math.max(...sent.map((w) => w()));
     t.diagnostic(`at most ${(most / 1048576).toFixed(2)} MB of a 50 MB body left the server (socket buffers included); rss of the whole test process grew ${grewMb.toFixed(1)} MB`);

@@ -136,6 +136,12 @@ final class Maintenance
             return;
         }
         if ($a['status'] !== 200) {
+            if ($a['status'] >= 400 && $a['status'] < 500) {
+                // A refusal (key revoked, wrong scope, ...): forget the etag, so that once its
+                // cause is fixed the next poll gets the full config (200), not a 304 that would
+                // revive the config from before the refusal. A 5xx or a network error keeps it.
+                $st['etag'] = null;
+            }
             $m = json_decode($a['body'], true);
             $msg = is_array($m) && is_string($m['message'] ?? null) ? ': ' . $m['message'] : '';
             $st['poll_error'] = 'config poll answered ' . $a['status'] . $msg;

@@ -173,6 +173,32 @@ final class MaintenanceTest extends TestCase
         $this->assertEmpty($this->spool->readState()['refused']);
     }
 
+    public function testARefusedPollForgetsTheEtagAndA503KeepsIt(): void
+    {
+        $polled = fn(int $n) => fn() => count($this->fake->polls()) >= $n;
+        $this->loop(0, true, $polled(1)); // 200 with the etag
+        $this->fake->setMode('status', ['code' => 503]);
+        $this->loop(0, true, $polled(2));
+        $this->fake->setMode('status', ['code' => 401]); // the key revoked
+        $this->loop(0, true, $polled(3));
+        $st = $this->spool->readState();
+        $this->assertSame('config poll answered 401', $st['poll_error']);
+        $this->fake->setMode('normal'); // the key restored
+        $this->loop(0, true, $polled(4));
+        $polls = array_column($this->fake->polls(), 'params');
+        $this->assertCount(4, $polls);
+        $this->assertArrayNotHasKey('etag', $polls[0]);
+        $etag = $polls[1]['etag'] ?? ''; // the 200's etag
+        $this->assertMatchesRegularExpression('/^v\d+$/', $etag);
+        $this->assertSame($etag, $polls[2]['etag'] ?? null); // a 503 keeps it
+        $this->assertArrayNotHasKey('etag', $polls[3], json_encode($polls[3])); // a 401 does not
+        // The refusals outlasted three poll intervals: profiling had stopped; the 200 resumes it.
+        $this->assertStringStartsWith('error: no valid config for 3 poll intervals', $polls[3]['status']);
+        $st = $this->spool->readState();
+        $this->assertTrue(State::allows($st, State::config($st, $this->lim), State::nowNs()));
+        $this->assertSame($etag, $st['etag']);
+    }
+
     public function testServerErrorsAreRetriedWithBackoffAndOther4xxDropped(): void
     {
         $this->fake->cmd(['cmd' => 'upload_code', 'code' => 503]);

@@ -32,7 +32,8 @@ class FakeControlPlane:
     raw_body), huge (50 MB body with Content-Length), huge_close (50 MB, no length),
     drip (headers one byte at a time), status (answer `code`), reset (TCP RST),
     hang (never answer), churn (200 with a new etag at once, every time), fast304 (304 at
-    once, ignoring wait)."""
+    once, ignoring wait), codes (the next status of `codes` at once, the last one repeated,
+    with status_body)."""
 
     def __init__(self, **config):
         self.cond = threading.Condition()
@@ -43,6 +44,8 @@ class FakeControlPlane:
         self.mode = "normal"
         self.raw_body = b""
         self.code = 500
+        self.codes = [500]  # the "codes" mode's answers, one per poll; the last repeats
+        self.coded = []  # (params, status) of each poll the "codes" mode answered
         self.status_body = b'{"error":"boom"}'  # body of the "status" mode's answer
         self.polls = []
         self.uploads = []
@@ -178,6 +181,12 @@ class FakeControlPlane:
 
     def _mode_status(self, h, params):
         self._send(h, self.code, self.status_body)
+
+    def _mode_codes(self, h, params):
+        with self.cond:
+            code = self.codes.pop(0) if len(self.codes) > 1 else self.codes[0]
+            self.coded.append((params, code))
+        self._send(h, code, self.status_body)
 
     def _mode_reset(self, h, params):
         h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

@@ -94,6 +94,32 @@ def test_no_valid_config_for_three_poll_intervals_stops(fake, agents):
     assert wait_for(lambda: on(a), 3)
 
 
+def test_refused_poll_forgets_the_etag_and_a_503_keeps_it(fake, agents):
+    fake.set_config(enabled=True, poll_interval_s=1)
+    a = agents(fake)
+    assert wait_for(lambda: on(a), 3)
+    # The next poll gets 503, every later one 401 (the key revoked) until the mode is reset.
+    fake.set_mode("codes", codes=[503, 401],
+                  status_body=b'{"error":"unauthorized","message":"key revoked"}')
+    assert wait_for(lambda: not a.profiling, 6)  # 3 poll intervals without a valid config
+    s = a.status()["status"]
+    assert s == ("error: no valid config for 3 poll intervals "
+                 "(config poll answered 401: key revoked)"), s
+    assert "etag" not in fake.polls[0].params
+    assert wait_for(lambda: len(fake.coded) >= 3, 3)
+    coded = list(fake.coded)
+    assert [c for _, c in coded[:3]] == [503, 401, 401], coded
+    assert coded[0][0]["etag"] == fake.etag()  # the 200's etag
+    assert coded[1][0]["etag"] == fake.etag() and coded[1][0]["wait"] == "1"  # a 503 keeps it
+    for i, (p, _) in enumerate(coded[2:], 3):  # after a 401: no etag, not held
+        assert "etag" not in p and "wait" not in p, (i, p)
+    n = len(fake.polls)
+    fake.set_mode("normal")  # the key is restored
+    assert wait_for(lambda: on(a), 3)  # profiling resumes after the 200
+    assert "etag" not in fake.polls[n].params and "wait" not in fake.polls[n].params
+    assert a.status()["status"] == "profiling"
+
+
 def test_upload_409_drops_and_stops_until_enabled_again(fake, agents):
     fake.set_config(enabled=True, poll_interval_s=1, upload_interval_s=0.3)
     answers = {"n": 0}

@@ -365,6 +365,12 @@ class Agent:
                 self.poll_error = "304 to a poll without etag"
             return False
         if r.status != 200:
+            if 400 <= r.status < 500:
+                # A refusal (key revoked, wrong scope, ...): forget the etag, so that once its
+                # cause is fixed the next poll gets a full 200 at once instead of being held
+                # and answered 304. A 5xx or a network error keeps it: the server refused
+                # nothing, it is unavailable.
+                self.etag = None
             msg = server_message(r.body)
             self.poll_error = "config poll answered %d%s" % (r.status, ": " + msg if msg else "")
             return False

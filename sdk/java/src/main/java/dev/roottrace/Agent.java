@@ -482,6 +482,13 @@ final class Agent {
             return false;
         }
         if (r.status != 200) {
+            if (r.status >= 400 && r.status < 500) {
+                // A refusal (key revoked, wrong scope, ...): forget the etag, so that once its
+                // cause is fixed the next poll gets a full 200 at once instead of being held
+                // and answered 304. A 5xx or a network error keeps it: the server refused
+                // nothing, it is unavailable.
+                etag = null;
+            }
             String msg = serverMessage(r.body);
             pollError = "config poll answered " + r.status + (msg != null ? ": " + msg : "");
             return false;

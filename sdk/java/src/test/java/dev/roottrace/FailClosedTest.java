@@ -136,6 +136,33 @@ class FailClosedTest {
     }
 
     @Test
+    void refusedPollForgetsTheEtagAndA503KeepsIt() {
+        fake.setConfig("enabled", true, "poll_interval_s", 1);
+        Agent a = ts.agent();
+        assertTrue(waitFor(() -> on(a), 3));
+        fake.setCodes(503, 401); // the next poll gets 503, every later one 401 (the key revoked)
+        assertTrue(waitFor(() -> !a.profiling, 6), a.status().status());
+        assertEquals("error: no valid config for 3 poll intervals (config poll answered 401: boom)",
+                a.status().status());
+        assertFalse(fake.polls().get(0).params.containsKey("etag"));
+        assertTrue(waitFor(() -> fake.coded().size() >= 3, 3), "" + fake.coded().size());
+        List<Map<String, String>> refused = fake.coded();
+        assertEquals(fake.etag(), refused.get(0).get("etag")); // the 503's poll: the 200's etag
+        assertEquals(fake.etag(), refused.get(1).get("etag")); // a 503 keeps it
+        assertEquals("1", refused.get(1).get("wait"));
+        for (int i = 2; i < refused.size(); i++) { // after a 401: no etag, not held
+            Map<String, String> p = refused.get(i);
+            assertFalse(p.containsKey("etag") || p.containsKey("wait"), "refused poll " + (i + 1) + ": " + p);
+        }
+        int n = fake.polls().size();
+        fake.setMode("normal"); // the key is restored
+        assertTrue(waitFor(() -> on(a), 3), a.status().status()); // profiling resumes after the 200
+        Map<String, String> first = fake.polls().get(n).params;
+        assertFalse(first.containsKey("etag") || first.containsKey("wait"), "" + first);
+        assertEquals("profiling", a.status().status());
+    }
+
+    @Test
     void upload409DropsAndStopsUntilEnabledAgain() throws Exception {
         fake.setConfig("enabled", true, "poll_interval_s", 1, "upload_interval_s", 0.3);
         AtomicInteger n = new AtomicInteger();

@@ -23,7 +23,8 @@ import java.util.zip.GZIPInputStream;
  * Modes for GET /api/v1/sdk/config: normal (etag + held wait, 200/304), body (200 with
  * rawBody), huge (50 MB body with Content-Length), huge_close (50 MB, no length), drip (headers
  * one byte every 50 ms), status (answer `code`), reset (TCP RST), hang (never answer), churn
- * (200 with a new etag at once, every time), fast304 (304 at once, ignoring wait).
+ * (200 with a new etag at once, every time), fast304 (304 at once, ignoring wait), codes (the
+ * next status of `codes` at once, the last one repeated).
  */
 final class FakeControlPlane implements AutoCloseable {
     static final int BIG = 50 * 1024 * 1024;
@@ -57,6 +58,9 @@ final class FakeControlPlane implements AutoCloseable {
     volatile String mode = "normal";
     volatile byte[] rawBody = new byte[0];
     volatile int code = 500;
+    private final List<Integer> codes = new ArrayList<>(); // guarded by this; the last repeats
+    /** The polls the "codes" mode answered, in order (guarded by this). */
+    private final List<Map<String, String>> coded = new ArrayList<>();
     final List<Poll> polls = new ArrayList<>(); // guarded by this
     final List<Upload> uploads = new ArrayList<>(); // guarded by this
     volatile Function<Map<String, String>, Integer> uploadAnswer = p -> 201;
@@ -97,6 +101,18 @@ final class FakeControlPlane implements AutoCloseable {
     synchronized void setMode(String m) {
         mode = m;
         notifyAll();
+    }
+
+    /** Answers the next polls with codes, one each, the last one repeated until the mode
+     *  changes. */
+    synchronized void setCodes(Integer... c) {
+        codes.clear();
+        codes.addAll(List.of(c));
+        setMode("codes");
+    }
+
+    synchronized List<Map<String, String>> coded() {
+        return new ArrayList<>(coded);
     }
 
     synchronized List<Poll> polls() {
@@ -304,7 +320,15 @@ final class FakeControlPlane implements AutoCloseable {
                 }
                 break;
             case "status":
-                send(out, code, "{\"error\":\"boom\",\"message\":\"boom\"}".getBytes(StandardCharsets.UTF_8));
+            case "codes":
+                int c = code;
+                if (m.equals("codes")) {
+                    synchronized (this) {
+                        c = codes.size() > 1 ? codes.remove(0) : codes.get(0);
+                        coded.add(params);
+                    }
+                }
+                send(out, c, "{\"error\":\"boom\",\"message\":\"boom\"}".getBytes(StandardCharsets.UTF_8));
                 break;
             case "reset":
                 s.setSoLinger(true, 0);
