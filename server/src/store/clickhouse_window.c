@@ -15,7 +15,7 @@
  * 65,536 rows by default, i.e. the whole window after the sort, and every later step (ARRAY
  * JOIN, filter, GROUP BY) then works on a block the size of the window, which outgrows the
  * CPU's caches as the window grows (at 6,000 profiles of ~350 rows, 57 MB read per query:
- * each query took ~1.7x as long per row as at 600). The sums are the same to the bit: the
+ * each query took ~1.5x as long per row as at 600). The sums are the same to the bit: the
  * rows reach each aggregate in the same order whatever the block size. */
 #define ONE_THREAD " SETTINGS max_threads = 1, max_block_size = 128 FORMAT RowBinary"
 
