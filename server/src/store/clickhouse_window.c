@@ -1,6 +1,7 @@
 /* ClickHouse backend, window aggregation inside the database (rt_store_scan_window): each
  * profile's overlap weight is computed in SQL and the rows are summed with GROUP BY per
- * stack, per (instance, leaf frame) and per (profile, leaf frame), so that a window query
+ * stack, per (instance, leaf frame) and per leaf frame of each profile (summed within the
+ * profile's row first), so that a window query
  * moves a few rows per distinct stack instead of every row of every profile. Queries run
  * on one thread over input ordered by (time_ns, id), so that every node sums in the same
  * order and gives the same answer to the last bit. */
@@ -10,35 +11,44 @@
 
 #include "clickhouse_int.h"
 
-#define ONE_THREAD " SETTINGS max_threads = 1 FORMAT RowBinary"
+/* One thread, so that every node sums in the same order. Blocks of 128 profiles: a block is
+ * 65,536 rows by default, i.e. the whole window after the sort, and every later step (ARRAY
+ * JOIN, filter, GROUP BY) then works on a block the size of the window, which outgrows the
+ * CPU's caches as the window grows (at 6,000 profiles of ~350 rows, 57 MB read per query:
+ * each query took ~1.5x as long per row as at 600). The sums are the same to the bit: the
+ * rows reach each aggregate in the same order whatever the block size. */
+#define ONE_THREAD " SETTINGS max_threads = 1, max_block_size = 128 FORMAT RowBinary"
 
 /* Appends the subquery of the filter's profiles, deduplicated, each with its weight w
- * (rt__query_weight in SQL, DESIGN §6), ordered by time. */
-static int weighted(struct rt_buf *b, const struct rt_store_filter *f)
+ * (rt__query_weight in SQL, DESIGN §6), ordered by time; it selects cols, expressions of the
+ * profiles' columns and w. (18.16 finds a column that a lambda alone uses only when the
+ * lambda is at the level of the WHERE that uses it: hence cols here, not a level above.)
+ * Sorted once: on one thread the filter w > 0 keeps the sorted stream's order, so a second
+ * ORDER BY of the whole rows (arrays included) would only copy them again. */
+static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const char *cols)
 {
     long long from = f->from_ns, to = f->to_ns;
     int rc = rt_buf_printf(
         b,
-        "(SELECT * FROM (SELECT id, has_pid, profile_id, instance, has_version, version, "
+        "(SELECT %s FROM (SELECT id, has_pid, profile_id, instance, has_version, version, "
         "time_ns, duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
         "has_counts, truncated_stacks, stacks, row_samples, row_values, row_leaves, "
         "if(duration_ns <= 0, toFloat64(time_ns >= %lld AND time_ns < %lld), "
         "greatest(toInt64(0), least(end_ns, %lld) - greatest(time_ns, %lld)) / duration_ns) "
         "AS w FROM profiles WHERE ",
-        from, to, to, from);
+        cols, from, to, to, from);
     rc = rc || rt__ch_filter_sql(b, f);
-    rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup) WHERE w > 0 "
-                              "ORDER BY time_ns, id)");
+    rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup) WHERE w > 0)");
     return rc ? RT_ENOMEM : 0;
 }
 
-/* Runs prefix + weighted subquery + suffix into out. */
+/* Runs prefix + weighted subquery selecting cols + suffix into out. */
 static int run(struct rt__ch *ch, const struct rt_store_filter *f, const char *prefix,
-               const char *suffix, struct rt_buf *out, struct rt_error *err)
+               const char *cols, const char *suffix, struct rt_buf *out, struct rt_error *err)
 {
     struct rt_buf sql;
     rt_buf_init(&sql, 0);
-    int rc = rt_buf_puts(&sql, prefix) || weighted(&sql, f) || rt_buf_puts(&sql, suffix);
+    int rc = rt_buf_puts(&sql, prefix) || weighted(&sql, f, cols) || rt_buf_puts(&sql, suffix);
     rc = rc ? rt_error_set(err, RT_ENOMEM, "out of memory") : rt__ch_run(ch, &sql, out, err);
     rt_buf_cleanup(&sql);
     return rc;
@@ -55,7 +65,7 @@ static int profiles(struct rt_store *s, const struct rt_store_filter *f,
                  "duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
                  "has_counts, truncated_stacks, w, arraySum(arrayMap(r -> r * w, row_samples)), "
                  "arraySum(arrayMap(r -> toFloat64(r) * w, row_values)) FROM ",
-                 ONE_THREAD, &out, err);
+                 "*", ONE_THREAD, &out, err);
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);
     struct rt__ch_strs strs = {0};
@@ -108,7 +118,7 @@ static int stacks(struct rt_store *s, const struct rt_store_filter *f,
     rt_buf_init(&out, RT__CH_MAX_RESPONSE);
     int rc = run(s->be, f, "SELECT stack, sum(s * w), sum(toFloat64(v) * w) FROM (SELECT "
                            "stacks, row_samples, row_values, w FROM ",
-                 ") ARRAY JOIN stacks AS stack, row_samples AS s, row_values AS v "
+                 "*", ") ARRAY JOIN stacks AS stack, row_samples AS s, row_values AS v "
                  "WHERE s != 0 OR v != 0 GROUP BY stack ORDER BY stack" ONE_THREAD,
                  &out, err);
     size_t n = out.len / 24;
@@ -146,7 +156,7 @@ static int instance_leaves(struct rt_store *s, const struct rt_store_filter *f,
     rt_buf_init(&out, RT__CH_MAX_RESPONSE);
     int rc = run(s->be, f, "SELECT instance, leaf, sum(toFloat64(v) * w) FROM (SELECT "
                            "instance, row_leaves, row_samples, row_values, w FROM ",
-                 ") ARRAY JOIN row_leaves AS leaf, row_samples AS s, row_values AS v "
+                 "*", ") ARRAY JOIN row_leaves AS leaf, row_samples AS s, row_values AS v "
                  "WHERE s != 0 OR v != 0 GROUP BY instance, leaf ORDER BY instance, leaf"
                  ONE_THREAD, &out, err);
     struct rt__ch_rd r;
@@ -170,18 +180,29 @@ static int instance_leaves(struct rt_store *s, const struct rt_store_filter *f,
     return rc;
 }
 
-/* Per leaf frame, sum over profiles of x^2 / n (x its weighted samples in the profile). */
+/* Per leaf frame, sum over profiles of x^2 / n (x its weighted samples in the profile, n the
+ * profile's). Each profile's x per leaf is summed inside its row, by arrayReduce('sumMap')
+ * over the rows that have samples or value (each x the same sum, in the same order, as a
+ * GROUP BY (profile, leaf) would give; the count column keeps a leaf whose x is 0, which
+ * sumMap would drop). A GROUP BY (profile, leaf) over the ARRAY JOINed rows instead builds a
+ * hash table of profiles x leaves that outgrows the caches: at 6,000 profiles of ~180 leaves
+ * (1.1 M keys) it took ~1 s, half of the window's time on 18.16, and this ~0.5 s
+ * (docs/performance.md). The outer sum runs in time order, then leaf order (it ran in the
+ * hash table's order before: the same to ~1e-14 relative, not to the bit). */
 static int leaf_s2(struct rt_store *s, const struct rt_store_filter *f,
                    const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
     struct rt_buf out;
     rt_buf_init(&out, RT__CH_MAX_RESPONSE);
     int rc = run(s->be, f,
-                 "SELECT leaf, sum(x * x / nt) FROM (SELECT id, leaf, sum(s * w) AS x, "
-                 "any(tot) AS nt FROM (SELECT id, row_leaves, row_samples, row_values, w, "
-                 "arraySum(arrayMap(r -> r * w, row_samples)) AS tot FROM ",
-                 ") ARRAY JOIN row_leaves AS leaf, row_samples AS s, row_values AS v "
-                 "WHERE (s != 0 OR v != 0) AND tot > 0 GROUP BY id, leaf) "
+                 "SELECT leaf, sum(x * x / nt) FROM (SELECT nt, m.1 AS leaves, m.2 AS xs FROM "
+                 "(SELECT arraySum(ws) AS nt, arrayReduce('sumMap', "
+                 "[arrayFilter((l, k) -> k, row_leaves, keep)], "
+                 "[arrayFilter((x, k) -> k, ws, keep)], [arrayFilter((x, k) -> k, keep, keep)]) "
+                 "AS m FROM ",
+                 "row_leaves, arrayMap(r -> r * w, row_samples) AS ws, "
+                 "arrayMap((s, v) -> s != 0 OR v != 0, row_samples, row_values) AS keep",
+                 ") WHERE nt > 0) ARRAY JOIN leaves AS leaf, xs AS x "
                  "GROUP BY leaf ORDER BY leaf" ONE_THREAD, &out, err);
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);

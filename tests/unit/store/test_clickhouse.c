@@ -185,6 +185,7 @@ struct sums {
     double st_s[8], st_v[8];        /* by stack, indexed by the stack's leaf name's first byte */
     double il[4][8];                /* (instance digit, leaf) -> value */
     double s2[8];                   /* leaf -> sum of x^2 / n */
+    int s2_calls[8];                /* leaf -> leaf_s2 callbacks */
 };
 
 static double weight_of(const struct rt_profile_meta *m, int64_t from, int64_t to)
@@ -263,7 +264,9 @@ static int w_leaf_s2(void *ud, uint32_t frame, double s2)
 {
     struct sums *x = ud;
     const char *name = rt_store_frame_name(x->s, frame);
-    x->s2[name && name[0] >= 'a' && name[0] < 'h' ? name[0] - 'a' : 7] += s2;
+    int leaf = name && name[0] >= 'a' && name[0] < 'h' ? name[0] - 'a' : 7;
+    x->s2[leaf] += s2;
+    x->s2_calls[leaf]++;
     return 0;
 }
 
@@ -281,6 +284,7 @@ static void test_window_sums(void)
         fixture_add(p, "m;c", 0.5 * k, 3);
         fixture_add(p, "m;b;d", k % 2, 7);
         fixture_add(p, "m;e", 0, 0); /* neither samples nor value: left out */
+        fixture_add(p, "m;f", 0, 5); /* value alone: x = 0 in every profile, still a leaf */
         CHECK_INT(fixture_put(s, p, NULL), 0);
         rt_profile_free(p);
     }
@@ -308,6 +312,11 @@ static void test_window_sums(void)
             CHECK_NEAR(got.il[i][l], want.il[i][l], 1e-12);
     }
     CHECK(got.s2[1] > 0 && got.il[2][1] > 0);
+    /* one leaf_s2 per leaf with samples or value in the window, f (all x = 0) included */
+    CHECK_INT(got.s2_calls[1] + got.s2_calls[2] + got.s2_calls[3], 3);
+    CHECK_INT(got.s2_calls[5], 1);
+    CHECK_INT(got.s2_calls[4], 0);
+    CHECK(got.s2[5] == 0 && got.il[0][5] > 0);
     /* every callback is needed */
     struct rt_store_window_cb stop = cb;
     stop.stack = NULL;
