@@ -163,14 +163,15 @@ def big_upload(port, chunked):
     return out
 
 
-def expect_upload(port):
-    """A BIG upload with Expect: 100-continue, as curl sends one: the body goes only after a
-    100 Continue. Returns the final answer and how many body bytes were sent before it."""
+def expect_upload(port, token=ADMIN_TOKEN, size=BIG):
+    """An upload of size bytes with Expect: 100-continue, as curl sends one: the body goes
+    only after a 100 Continue. Returns the final answer and how many body bytes were sent
+    before it."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
         s.sendall(b"POST /api/v1/profiles?service=flood HTTP/1.1\r\nHost: x\r\n"
                   b"Authorization: Bearer %s\r\n"
                   b"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n"
-                  % (ADMIN_TOKEN.encode(), BIG))
+                  % (token.encode(), size))
         data, sent = b"", 0
         while b"}" not in data:
             got = s.recv(4096)
@@ -179,8 +180,8 @@ def expect_upload(port):
             data += got
             if data.startswith(b"HTTP/1.1 100") and b"\r\n\r\n" in data:
                 data = data.split(b"\r\n\r\n", 1)[1]
-                s.sendall(bytes(BIG))
-                sent = BIG
+                s.sendall(bytes(size))
+                sent = size
     return data.decode(), sent
 
 
@@ -221,45 +222,58 @@ def test_oversized_flood_refused_within_bounded_memory(lean_server):
     bg.check(FLOOD_RSS_BOUND_MIB)
 
 
-def forbidden_upload(port, headers, size):
-    """POSTs size bytes with a Content-Length to service "other"; returns (status, body)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    conn.request("POST", "/api/v1/profiles?service=other", body=bytes(size),
-                 headers={**headers, "Content-Type": "application/octet-stream"})
-    r = conn.getresponse()
-    out = (r.status, r.read().decode())
-    conn.close()
-    return out
-
-
-def test_forbidden_bodies_are_not_kept(lean_server):
-    """Credentials that will be refused 403 whatever the body (an ingest key bound to another
-    service, a read key on an upload) keep none of it: 40 concurrent 15 MiB bodies, inside
-    the 16 MiB limit, all get their 403. Were they buffered, they would pass the server-wide
-    bound on bodies in flight (128 MiB) and some would get 503 busy instead."""
+def test_bodies_never_read_are_not_kept(lean_server):
+    """Bodies the answer does not depend on keep none of their bytes: uploads that will be
+    refused 403 whatever the body (an ingest key bound to another service, a read key), and
+    any body sent with a GET. 30 such 15 MiB bodies (inside the 16 MiB limit) are all in
+    flight at once, each but its last byte sent, and then finished: all get their 403 or
+    200. Were they buffered, together they would pass the server-wide bound on bodies in
+    flight (128 MiB) and some would get 503 busy instead (as the uploads did before the fix,
+    and the GETs before the review's)."""
     srv = lean_server
-    bound = {"Authorization": f"Bearer {srv.key('ingest', service='mine')}"}
-    read = {"Authorization": f"Bearer {srv.key('read')}"}
-    results = []
-
-    def run(headers):
-        try:
-            results.append(forbidden_upload(srv.port, headers, 15 * MIB))
-        except OSError as e:
-            results.append(f"{type(e).__name__}: {e}")
-
+    bound = srv.key("ingest", service="mine")
+    read = srv.key("read")
+    kinds = [(bound, "POST", "/api/v1/profiles?service=other", 403, "bound to another service"),
+             (read, "POST", "/api/v1/profiles?service=other", 403, "forbidden"),
+             (read, "GET", "/api/v1/services", 200, "[")]
+    size = 15 * MIB
+    socks = []
     with Background(srv) as bg:
-        threads = [threading.Thread(target=run, args=(bound if i % 2 else read,))
-                   for i in range(40)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    assert len(results) == 40
-    for r in results:
-        assert isinstance(r, tuple) and r[0] == 403 and "forbidden" in r[1], r
-    assert sum("bound to another service" in body for _, body in results) == 20, results
+        for i in range(30):
+            token, method, path, _, _ = kinds[i % 3]
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
+            s.sendall(b"%s %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                      b"Content-Length: %d\r\nConnection: close\r\n\r\n"
+                      % (method.encode(), path.encode(), token.encode(), size))
+            s.sendall(bytes(size - 1))
+            socks.append(s)
+        answers = []
+        for s in socks:
+            s.sendall(b"\0")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+            s.close()
+            answers.append(data.decode(errors="replace"))
+    for i, a in enumerate(answers):
+        _, _, _, status, word = kinds[i % 3]
+        head, _, body = a.partition("\r\n\r\n")
+        assert head.startswith(f"HTTP/1.1 {status}") and word in body, a[:300]
     bg.check(FLOOD_RSS_BOUND_MIB)
+
+
+def test_refusals_come_before_the_body_with_expect(lean_server):
+    """A client that waits for 100 Continue gets its 401 or 403 before it sends the body,
+    as it gets a 413: a refused 40 MiB upload would otherwise be cut at 32 MiB (twice the
+    limit) and never see why. An upload the key may make still gets its 100 Continue."""
+    srv = lean_server
+    for token, status, word in ((srv.key("read"), 403, "forbidden"),
+                                ("rt_not_a_key_0123456789", 401, "unauthorized")):
+        answer, sent = expect_upload(srv.port, token, 40 * MIB)
+        assert answer.startswith(f"HTTP/1.1 {status}") and word in answer, answer
+        assert sent == 0, "the body was asked for (100 Continue) before the refusal"
+    answer, sent = expect_upload(srv.port, ADMIN_TOKEN, 1000)
+    assert sent == 1000 and answer.startswith("HTTP/1.1 400"), answer  # zeros: no pprof
 
 
 def endless_body_sent(port, headers):

@@ -111,3 +111,27 @@ def test_time_nanos_out_of_range(server, time_nanos):
     data = pb.cpu_profile({"main;work": 3}, time_nanos=time_nanos,
                           duration_nanos=1_000_000_000)
     refused(server, data, 400, ["out of range"])
+
+
+def test_versions_are_checked(server):
+    """An upload's `version` is 1-200 bytes of UTF-8 without control characters (it becomes
+    an observed deploy); '/' is allowed; an empty `version=` is no version."""
+    data = pb.cpu_profile({"main;work": 3}, time_nanos=NOW * 10**9, duration_nanos=10**9)
+    # a newline is refused with every query parameter (the transport's check), a tab here
+    refused(server, data, 400, ["a version", "control characters"], version="a\tb")
+    refused(server, data, 400, ["control characters"], version="a\nb")
+    refused(server, data, 400, ["version"], version="v" * 201)
+    r = server.upload(data, service="ver", version="release/2.1")
+    assert r.status == 201, r.body
+    r = server.upload(pb.cpu_profile({"main;work": 4}, time_nanos=(NOW + 1) * 10**9,
+                                     duration_nanos=10**9), service="ver", version="")
+    assert r.status == 201, r.body
+    deploys = server.get("/api/v1/deploys", {"service": "ver", "from": NOW - 60,
+                                             "to": NOW + 60}).json()
+    assert [d["version"] for d in deploys] == ["release/2.1"], deploys
+    # A declared deploy is checked the same way.
+    r = server.post("/api/v1/deploys", body={"service": "ver", "version": "a\tb", "at": NOW})
+    assert r.status == 400 and "version" in r.json()["message"], r.body
+    r = server.post("/api/v1/deploys", body={"service": "ver", "version": "release/2.2",
+                                             "at": NOW})
+    assert r.status == 201, r.body

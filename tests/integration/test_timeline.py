@@ -90,6 +90,12 @@ def test_odd_spans_tile_without_gaps(server):
     edges = [(x["from"], x["to"]) for x in j["buckets"]]
     assert edges[0][0] == iso(T) and edges[-1][1] == iso(T + 10)
     assert all(a[1] == b[0] for a, b in zip(edges, edges[1:]))
+    # As many buckets as nanoseconds: each is 1 ns, and a profile covering them all is in
+    # each (the review's case: with empty buckets the later ones missed it).
+    upload(server, "ns", T, 1, {"main;a": 10})
+    j = timeline(server, "ns", f"{iso(T)[:-1]}.000000000Z", f"{iso(T)[:-1]}.000000005Z", 5)
+    assert [x["profiles"] for x in j["buckets"]] == [1] * 5
+    assert [x["samples"] for x in j["buckets"]] == pytest.approx([1e-8] * 5, rel=1e-9)
 
 
 @pytest.mark.parametrize("params,why", [
@@ -97,6 +103,9 @@ def test_odd_spans_tile_without_gaps(server):
     ({"buckets": 1001}, "buckets"),
     ({"buckets": "x"}, "buckets"),
     ({"from": T + 10, "to": T}, "before"),
+    # 10 buckets in 5 ns would make empty ones, which /api/v1/profile refuses as windows
+    ({"from": f"{iso(T)[:-1]}.000000000Z", "to": f"{iso(T)[:-1]}.000000005Z", "buckets": 10},
+     "at least 1 ns"),
     ({"service": None}, "service"),
 ])
 def test_bad_requests_say_why(server, params, why):

@@ -82,14 +82,17 @@ void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_c
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                      struct rt_api_resp *resp);
 
+/* Whether routes of this method read a body: POST and PUT do; GET and DELETE never do. */
+bool rt_api_method_reads_body(const char *method);
+
 /* The most body bytes (RT_API_SESSION_BODY_MAX for sign-in, POST /api/v1/session, else
  * ctx->limits.max_compressed) the transport should keep for req, judged from its method,
  * path, query parameters, Authorization, Cookie and X-CSRF-Token before the body arrives; 0
  * when req will be refused whatever its body (unknown route, other method, no valid key or
  * session, a cookie request without its CSRF token, a key beyond its scope or bound to
- * another service: the 401 and 403 of rt_api_dispatch) or reads none (GET and DELETE
- * /api/v1/session), so that a client without the right credentials makes the server hold
- * none of its body: it is read and dropped. */
+ * another service: the 401 and 403 of rt_api_dispatch) or reads none (every GET and
+ * DELETE), so that a client without the right credentials makes the server hold none of
+ * its body: it is read and dropped. A POST or PUT allowed 0 is refused whatever its body. */
 #define RT_API_SESSION_BODY_MAX 4096
 size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *req);
 

@@ -64,7 +64,8 @@ int rt_query_issue_windows(int64_t started_at_ns, int64_t now_ns, int64_t window
                            struct rt_error *err);
 
 /* GET /api/v1/timeline: [from_ns, to_ns) of one (service, type) cut into `buckets` equal
- * buckets (1..RT_QUERY_TIMELINE_MAX_BUCKETS). */
+ * buckets (1..RT_QUERY_TIMELINE_MAX_BUCKETS, and at most to_ns - from_ns: each at least
+ * 1 ns). */
 #define RT_QUERY_TIMELINE_MAX_BUCKETS 1000
 struct rt_query_timeline_req {
     const char *service;

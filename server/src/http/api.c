@@ -148,6 +148,16 @@ bool rt__api_valid_name(struct rt_api_resp *resp, const char *what, const char *
     return ok;
 }
 
+bool rt__api_valid_version(struct rt_api_resp *resp, const char *version)
+{
+    size_t n = version ? strlen(version) : 0;
+    bool ok = n >= 1 && n <= 200 && !strchr(version, '\t') && rt_str_is_clean_utf8(version, n);
+    if (!ok)
+        rt__api_error(resp, RT_EINVAL,
+                      "a version is 1 to 200 bytes of UTF-8 without control characters");
+    return ok;
+}
+
 json_t *rt__api_time_json(int64_t ns)
 {
     char b[RT_TIME_BUFSZ];
@@ -336,6 +346,11 @@ static bool admit(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     return true;
 }
 
+bool rt_api_method_reads_body(const char *method)
+{
+    return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0;
+}
+
 size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *req)
 {
     char arg[1024];
@@ -345,6 +360,8 @@ size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *re
         return 0;
     if (found->need == RT_SCOPE_NONE) /* sign-in reads its body; GET, DELETE none */
         return strcmp(found->method, "POST") == 0 ? RT_API_SESSION_BODY_MAX : 0;
+    if (!rt_api_method_reads_body(found->method))
+        return 0; /* a GET or DELETE is answered whatever its body, none of it kept */
     struct rt_principal who;
     struct rt_api_resp refusal;
     memset(&refusal, 0, sizeof(refusal));

@@ -137,10 +137,12 @@ void rt__api_post_deploy(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     json_t *at = json_object_get(body, "at");
     if (!rt__api_valid_name(resp, "service", d.service))
         goto out_put_body;
-    if (!d.version || !*d.version || strlen(d.version) > 200) {
+    if (!d.version) {
         rt__api_error(resp, RT_EINVAL, "'version' (a string of 1 to 200 bytes) is required");
         goto out_put_body;
     }
+    if (!rt__api_valid_version(resp, d.version))
+        goto out_put_body;
     if (!at)
         d.at_ns = rt_time_now_ns();
     else if (rt__api_json_time(at, &d.at_ns)) {

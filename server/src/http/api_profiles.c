@@ -32,6 +32,8 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
     p->runtime_version = rt_api_param(req, "runtime_version");
     p->sdk_version = rt_api_param(req, "sdk_version");
     p->version = rt_api_param(req, "version");
+    if (p->version && !*p->version)
+        p->version = NULL; /* "version=" is no version, as an SDK without one sends it */
     p->profile_id = rt_api_param(req, "profile_id");
     p->type = rt_api_param(req, "type");
     p->unit = rt_api_param(req, "unit");
@@ -40,7 +42,8 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
         return -1;
     }
     if (!rt__api_valid_name(resp, "service", p->service) ||
-        (p->instance && !rt__api_valid_name(resp, "instance", p->instance)))
+        (p->instance && !rt__api_valid_name(resp, "instance", p->instance)) ||
+        (p->version && !rt__api_valid_version(resp, p->version)))
         return -1;
     const char *texts[] = {p->runtime, p->runtime_version, p->sdk_version, p->version,
                            p->profile_id};

@@ -41,6 +41,10 @@ int rt__api_type(const struct rt_api_req *req, struct rt_api_resp *resp, enum rt
  * fills resp with 400 naming what (e.g. "service") and returns false. */
 bool rt__api_valid_name(struct rt_api_resp *resp, const char *what, const char *name);
 
+/* Whether version (a service's release: an upload's `version`, a deploy's) is 1..200 bytes
+ * of UTF-8 without control characters ('/' allowed: "release/2.1"); else resp is a 400. */
+bool rt__api_valid_version(struct rt_api_resp *resp, const char *version);
+
 /* RFC 3339 string of ns as a new JSON string. */
 json_t *rt__api_time_json(int64_t ns);
 

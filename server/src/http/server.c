@@ -345,57 +345,12 @@ static void take_body(struct rt_server *srv, struct request *r, const char *data
     }
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_size, void **con_cls)
+/* Answers r once its body is in (or, refused whatever its body, before it): the refusals
+ * the transport makes itself (too big, busy, stopping), /healthz and /metrics, the UI, else
+ * the API. */
+static enum MHD_Result respond(struct rt_server *srv, struct MHD_Connection *conn,
+                               struct request *r, const char *method, const char *url)
 {
-    struct rt_server *srv = cls;
-    struct request *r = *con_cls;
-    if (!r) {
-        if (!(r = calloc(1, sizeof(*r))))
-            return MHD_NO;
-        /* Credentials first: a request that will be refused anyway has none of its body
-         * kept, so a client without a key cannot make the server hold 16 MiB a connection. */
-        struct rt_api_param params[MAX_PARAMS];
-        struct rt_api_req head;
-        size_t keep = strncmp(url, "/api/", 5) == 0 && read_request(conn, method, url, params, &head)
-                          ? rt_api_body_allowance(&srv->api, &head) : 0;
-        r->discard = keep == 0;
-        rt_buf_init(&r->body, keep ? keep : 1);
-        r->t0 = rt_time_mono_ns();
-        log_what(r->what, sizeof(r->what), method, url);
-        r->late = atomic_load(&srv->draining);
-        atomic_fetch_add(&srv->inflight, 1);
-        *con_cls = r;
-        rt__deadlines_body(conn, 0);
-        /* A Content-Length over the limit: nothing of the body is buffered. A client that
-         * waits for 100 Continue is answered 413 at once, before it sends the body; any other
-         * has its body read and discarded, then the 413: answering first and closing would
-         * reset the connection under it, and it would never see why (docs/decisions.md). */
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-        if (!r->discard && cl && strtoull(cl, NULL, 10) > r->body.limit) {
-            r->too_big = true;
-            const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
-            if (expect && strcasecmp(expect, "100-continue") == 0)
-                return send_too_large(srv, conn, r);
-        }
-        return MHD_YES;
-    }
-    if (*upload_size) {
-        r->received += *upload_size;
-        /* A body none of which is kept (refused, too big, over the budget) is read only up
-         * to twice the body limit: past that the connection is closed, so a client with no
-         * key cannot hold a connection forever by sending an endless body just fast enough
-         * for its deadline. An honest client over the limit still gets its 413. */
-        if (body_dropped(r) && r->received > 2 * srv->api.limits.max_compressed) {
-            rt_metrics_refusal(srv->metrics, "discarded_body_too_long");
-            return MHD_NO;
-        }
-        rt__deadlines_body(conn, r->received);
-        take_body(srv, r, upload_data, *upload_size);
-        *upload_size = 0;
-        return MHD_YES;
-    }
     rt__deadlines_working(conn);
     if (r->too_big)
         return send_too_large(srv, conn, r);
@@ -440,6 +395,65 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     enum MHD_Result rc = send_api(conn, r, &ar);
     rt_api_resp_cleanup(&ar);
     return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size, void **con_cls)
+{
+    struct rt_server *srv = cls;
+    struct request *r = *con_cls;
+    if (!r) {
+        if (!(r = calloc(1, sizeof(*r))))
+            return MHD_NO;
+        /* Credentials first: a request that will be refused anyway has none of its body
+         * kept, so a client without a key cannot make the server hold 16 MiB a connection. */
+        struct rt_api_param params[MAX_PARAMS];
+        struct rt_api_req head;
+        size_t keep = strncmp(url, "/api/", 5) == 0 && read_request(conn, method, url, params, &head)
+                          ? rt_api_body_allowance(&srv->api, &head) : 0;
+        r->discard = keep == 0;
+        rt_buf_init(&r->body, keep ? keep : 1);
+        r->t0 = rt_time_mono_ns();
+        log_what(r->what, sizeof(r->what), method, url);
+        r->late = atomic_load(&srv->draining);
+        atomic_fetch_add(&srv->inflight, 1);
+        *con_cls = r;
+        rt__deadlines_body(conn, 0);
+        /* A Content-Length over the limit: nothing of the body is buffered. A client that
+         * waits for 100 Continue is answered 413 at once, before it sends the body; any other
+         * has its body read and discarded, then the 413: answering first and closing would
+         * reset the connection under it, and it would never see why (docs/decisions.md). */
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+        const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
+        bool waits = expect && strcasecmp(expect, "100-continue") == 0;
+        if (!r->discard && cl && strtoull(cl, NULL, 10) > r->body.limit) {
+            r->too_big = true;
+            if (waits)
+                return send_too_large(srv, conn, r);
+        }
+        /* Likewise a POST or PUT refused whatever its body (allowance 0: no key, a key
+         * beyond its scope, ...): its 401, 403 or 404 goes before the body. */
+        if (waits && r->discard && rt_api_method_reads_body(method))
+            return respond(srv, conn, r, method, url);
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        r->received += *upload_size;
+        /* A body none of which is kept (refused, too big, over the budget) is read only up
+         * to twice the body limit: past that the connection is closed, so a client with no
+         * key cannot hold a connection forever by sending an endless body just fast enough
+         * for its deadline. An honest client over the limit still gets its 413. */
+        if (body_dropped(r) && r->received > 2 * srv->api.limits.max_compressed) {
+            rt_metrics_refusal(srv->metrics, "discarded_body_too_long");
+            return MHD_NO;
+        }
+        rt__deadlines_body(conn, r->received);
+        take_body(srv, r, upload_data, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return respond(srv, conn, r, method, url);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

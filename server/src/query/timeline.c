@@ -140,6 +140,11 @@ json_t *rt_query_timeline(struct rt_store *s, const struct rt_query_timeline_req
                      "before to are required", RT_QUERY_TIMELINE_MAX_BUCKETS);
         return NULL;
     }
+    if ((uint64_t)req->to_ns - (uint64_t)req->from_ns < req->buckets) {
+        rt_error_set(err, RT_EINVAL, "%zu buckets do not fit in a range of %lld ns: each bucket "
+                     "is at least 1 ns", req->buckets, (long long)(req->to_ns - req->from_ns));
+        return NULL;
+    }
     struct timeline t = {req->from_ns, req->to_ns, req->buckets,
                          calloc(req->buckets, sizeof(*t.b))};
     if (!t.b) {

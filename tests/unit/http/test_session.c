@@ -122,6 +122,10 @@ static void test_body_allowance(void)
         /* a cookie request that writes without its CSRF token is refused (403) whatever
          * its body: none of it is kept */
         {"POST", "/api/v1/issues", NULL, true, false, 0},
+        /* a GET or DELETE reads no body: none is kept, whatever the key */
+        {"GET", "/api/v1/services", "Bearer " ADMIN, false, false, 0},
+        {"DELETE", "/api/v1/keys/1", "Bearer " ADMIN, false, false, 0},
+        {"PUT", "/api/v1/services/x/profiling", "Bearer " ADMIN, false, false, SIZE_MAX},
         {"PATCH", "/api/v1/keys", "Bearer " ADMIN, false, false, 0},
         {"POST", "/api/v1/nope", "Bearer " ADMIN, false, false, 0},
     };
