@@ -23,7 +23,9 @@ def test_profiles_only_after_enabled_config_and_stops_on_disabled(fake, agents):
     # The next poll (<= 1 poll interval) is held; the change returns it at once.
     assert wait_for(lambda: on(a), 3)
     assert time.monotonic() - t0 < 2.5
-    assert wait_for(lambda: a.sampler.samples_taken > 5, 2)
+    # 10 s: the self-cost budget stretches the interval on a slow host (DESIGN §5); CI once
+    # saw fewer than 6 walks in 2 s.
+    assert wait_for(lambda: a.sampler.samples_taken > 5, 10), a.status()
     fake.set_config(enabled=False)
     assert wait_for(lambda: not a.profiling, 2.5)
     assert a.status()["status"] == "disabled"
@@ -214,7 +216,7 @@ def test_stop_is_bounded_when_the_server_hangs(fake, agents):
     fake.set_config(enabled=True, upload_interval_s=60)
     fake.upload_hang = True
     a = agents(fake)
-    assert wait_for(lambda: a.sampler.samples_taken >= 5, 3)
+    assert wait_for(lambda: a.sampler.samples_taken >= 5, 10), a.status()
     t0 = time.monotonic()
     a.stop(1)
     assert time.monotonic() - t0 < 1.6
