@@ -136,11 +136,16 @@ int rt__api_type(const struct rt_api_req *req, struct rt_api_resp *resp, enum rt
     return -1;
 }
 
+/* Whether s is 1..200 bytes of UTF-8 without control characters (tab included). */
+static bool is_label(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n >= 1 && n <= 200 && !strchr(s, '\t') && rt_str_is_clean_utf8(s, n);
+}
+
 bool rt__api_valid_name(struct rt_api_resp *resp, const char *what, const char *name)
 {
-    size_t n = name ? strlen(name) : 0;
-    bool ok = n >= 1 && n <= 200 && !strchr(name, '/') && !strchr(name, '\t') &&
-              rt_str_is_clean_utf8(name, n);
+    bool ok = is_label(name) && !strchr(name, '/');
     if (!ok)
         rt__api_error(resp, RT_EINVAL,
                       "%s names are 1 to 200 bytes of UTF-8 without control characters or '/'",
@@ -150,8 +155,7 @@ bool rt__api_valid_name(struct rt_api_resp *resp, const char *what, const char *
 
 bool rt__api_valid_version(struct rt_api_resp *resp, const char *version)
 {
-    size_t n = version ? strlen(version) : 0;
-    bool ok = n >= 1 && n <= 200 && !strchr(version, '\t') && rt_str_is_clean_utf8(version, n);
+    bool ok = is_label(version);
     if (!ok)
         rt__api_error(resp, RT_EINVAL,
                       "a version is 1 to 200 bytes of UTF-8 without control characters");
@@ -358,10 +362,10 @@ size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *re
     const struct route *found = find_route(req, arg, &path_known);
     if (!found)
         return 0;
-    if (found->need == RT_SCOPE_NONE) /* sign-in reads its body; GET, DELETE none */
-        return strcmp(found->method, "POST") == 0 ? RT_API_SESSION_BODY_MAX : 0;
     if (!rt_api_method_reads_body(found->method))
         return 0; /* a GET or DELETE is answered whatever its body, none of it kept */
+    if (found->need == RT_SCOPE_NONE) /* sign-in, which authenticates by its body */
+        return RT_API_SESSION_BODY_MAX;
     struct rt_principal who;
     struct rt_api_resp refusal;
     memset(&refusal, 0, sizeof(refusal));

@@ -45,8 +45,7 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
         (p->instance && !rt__api_valid_name(resp, "instance", p->instance)) ||
         (p->version && !rt__api_valid_version(resp, p->version)))
         return -1;
-    const char *texts[] = {p->runtime, p->runtime_version, p->sdk_version, p->version,
-                           p->profile_id};
+    const char *texts[] = {p->runtime, p->runtime_version, p->sdk_version, p->profile_id};
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
         if (texts[i] && strlen(texts[i]) > 200) {
             rt__api_error(resp, RT_EINVAL, "runtime, versions and profile_id are at most 200 "

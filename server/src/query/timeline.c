@@ -44,11 +44,8 @@ static void add_profile(struct timeline *t, const struct rt_profile_meta *m, dou
     for (size_t k = lo; k < t->n; k++) {
         struct bucket *b = &t->b[k];
         double w = rt__query_weight(m->time_ns, m->duration_ns, b->from_ns, b->to_ns);
-        if (!(w > 0)) {
-            if (b->from_ns >= m->time_ns)
-                break; /* past the profile's end */
-            continue;
-        }
+        if (!(w > 0))
+            break; /* buckets are contiguous and at least 1 ns: past the profile's end */
         b->profiles++;
         b->samples += samples * w;
         b->value_ns += value_ns * w;
