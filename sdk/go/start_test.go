@@ -24,21 +24,23 @@ func TestPublicStartStatusStopAndEmptyProfiles(t *testing.T) {
 		t.Fatalf("%+v", Status())
 	}
 	// The test goroutine sleeps: nothing of the application runs, and the SDK's own work
-	// is left out, so profiles are (nearly always) empty, and uploaded all the same.
-	if !waitFor(5*time.Second, func() bool { return len(f.allUploads()) >= 3 }) {
-		t.Fatalf("%+v", Status())
+	// is left out, so profiles are mostly empty, and uploaded all the same. On a loaded
+	// host the runtime's own work (GC) lands in some: wait for an empty one among them.
+	emptyUploaded := func() bool {
+		for _, u := range f.allUploads() {
+			if len(u.prof.samples) == 0 {
+				return true
+			}
+		}
+		return false
 	}
-	empty := 0
+	if !waitFor(10*time.Second, func() bool { return len(f.allUploads()) >= 3 && emptyUploaded() }) {
+		t.Fatalf("no empty profile among %d uploads; %+v", len(f.allUploads()), Status())
+	}
 	for _, u := range f.allUploads() {
 		if u.answer != 201 || u.q["instance"] != "inst-1" || u.prof.durNanos < 250e6 {
 			t.Fatalf("%+v", u)
 		}
-		if len(u.prof.samples) == 0 {
-			empty++
-		}
-	}
-	if empty == 0 {
-		t.Fatal("no empty profile uploaded")
 	}
 	s := Status()
 	if s.State != StateProfiling || s.Instance != "inst-1" || s.Service != "svc" || s.ProfilesSent < 3 || s.IntervalUS != 10000 {
