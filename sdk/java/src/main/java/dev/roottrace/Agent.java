@@ -46,7 +46,13 @@ final class Agent {
             if (config == null || !config.enabled || refused) {
                 return false;
             }
-            return nowNs - validAtNs <= (long) (STALE_POLLS * config.pollIntervalS * 1e9);
+            return nowNs - staleAtNs() <= 0;
+        }
+
+        /** The nanoTime past which this config no longer allows profiling: three poll
+         *  intervals after it was last confirmed (DESIGN §5, fail closed). */
+        long staleAtNs() {
+            return validAtNs + (long) (STALE_POLLS * config.pollIntervalS * 1e9);
         }
 
         /** Whether a profile cut short by profiling stopping is still worth uploading: not
@@ -569,7 +575,10 @@ final class Agent {
                 }
                 intervalNs = sampler.effectiveIntervalNs(clampInterval(c.config.samplingIntervalUs) * 1000);
                 long deadline = last + intervalNs;
-                wake.await(deadline - System.nanoTime());
+                // Wake at the tick, or when the config goes stale if that comes first, so that
+                // profiling stops on time even when the budget stretches the tick.
+                long staleWake = c.staleAtNs() + 1;
+                wake.await((staleWake - deadline < 0 ? staleWake : deadline) - System.nanoTime());
                 now = System.nanoTime();
                 if (now < deadline) {
                     continue; // woken early: look at the state again

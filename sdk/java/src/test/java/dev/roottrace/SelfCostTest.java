@@ -15,7 +15,7 @@ class SelfCostTest {
     void aSlowWalkLengthensTheIntervalAndStatusSaysSo() throws Exception {
         try (TestSupport ts = new TestSupport()) {
             ts.fake.setConfig("enabled", true, "sampling_interval_us", 20000, "poll_interval_s", 1);
-            Agent a = ts.agent(l -> { }, () -> {
+            Agent a = ts.agent(l -> l.selfCostFactor = Limits.SELF_COST_FACTOR, () -> {
                 try {
                     Thread.sleep(3); // a fake walk of >= 3 ms: a JVM pausing that long per sample
                 } catch (InterruptedException e) {
@@ -49,7 +49,7 @@ class SelfCostTest {
     void aFastWalkKeepsTheConfiguredInterval() throws Exception {
         try (TestSupport ts = new TestSupport()) {
             ts.fake.setConfig("enabled", true, "sampling_interval_us", 1_000_000, "poll_interval_s", 1);
-            Agent a = ts.agent(l -> { }, Map::of);
+            Agent a = ts.agent(l -> l.selfCostFactor = Limits.SELF_COST_FACTOR, Map::of);
             assertTrue(waitFor(() -> on(a) && a.sampler.samplesTaken >= 1, 4), a.status().toJson());
             assertTrue(a.status().intervalUs() == 1_000_000, a.status().toJson());
         }

@@ -22,6 +22,10 @@ final class TestSupport implements AutoCloseable {
     /** The same with a stack walk of the test's choosing. */
     Agent agent(Consumer<Limits> tweak, java.util.function.Supplier<java.util.Map<Thread, StackTraceElement[]>> walk) {
         Limits l = Limits.DEFAULT.override();
+        // Tests that are not about the self-cost budget run under a tenth of it, so that a
+        // loaded host (30 ms walks seen in CI) does not stretch their ticks to seconds;
+        // SelfCostTest and ConfigTest check the compiled factor of 100.
+        l.selfCostFactor = TEST_SELF_COST_FACTOR;
         tweak.accept(l);
         Agent a = new Agent(new Options().server(fake.url()).key("test-key").service("svc")
                 .version("1.0"), l, walk);
@@ -32,6 +36,15 @@ final class TestSupport implements AutoCloseable {
 
     Agent agent() {
         return agent(l -> { });
+    }
+
+    /** The self-cost factor tests run under unless they set one (DESIGN §5 compiles 100). */
+    static final int TEST_SELF_COST_FACTOR = 10;
+
+    /** How far the self-cost budget may stretch one sampling tick of a, ns: twice its factor
+     *  times the slowest recent walk (DESIGN §5). */
+    static double tickSlackNs(Agent a) {
+        return 2.0 * a.limits.selfCostFactor * a.sampler.maxRecentWalkNs();
     }
 
     @Override
