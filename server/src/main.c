@@ -1,14 +1,16 @@
 /* roottrace: the server and its command line. Flags and wiring only; the subcommands live
  * in server/src/cli/. */
 #include <curl/curl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 
-static int usage(void)
+/* Prints the usage to out; returns rc (0 when asked for with --help, 2 after a bad call). */
+static int usage(FILE *out, int rc)
 {
-    fprintf(stderr,
+    fprintf(out,
             "roottrace: a self-hosted continuous profiler\n\n"
             "usage: roottrace COMMAND [options]\n\n"
             "  serve   [--data DIR | --store URI] [--listen HOST:PORT] [--retention 30d]\n"
@@ -27,7 +29,18 @@ static int usage(void)
             "server (--server URL, token in ROOTTRACE_TOKEN); --json prints\n"
             "the API's JSON. Times are RFC 3339 or Unix seconds; durations 90s, 10m, 1h.\n"
             "ROOTTRACE_STORE, when set and not empty, names the store as --store does.\n");
-    return 2;
+    return rc;
+}
+
+/* Whether the user asked for help: `roottrace help`, or -h / --help anywhere. */
+static bool wants_help(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "help") == 0)
+        return true;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
 }
 
 int main(int argc, char **argv)
@@ -39,13 +52,15 @@ int main(int argc, char **argv)
                 {"diff", rt__cli_diff},     {"export", rt__cli_export}, {"health", rt__cli_health},
                 {"issue", rt__cli_issue},   {"deploy", rt__cli_deploy},
                 {"key", rt__cli_key},       {"profiling", rt__cli_profiling}};
+    if (wants_help(argc, argv))
+        return usage(stdout, 0);
     if (argc < 2)
-        return usage();
+        return usage(stderr, 2);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     int rc = -1;
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (strcmp(argv[1], cmds[i].name) == 0)
             rc = cmds[i].run(argc - 2, argv + 2);
     curl_global_cleanup();
-    return rc == -1 ? usage() : rc;
+    return rc == -1 ? usage(stderr, 2) : rc;
 }

@@ -27,6 +27,12 @@ def test_bound_ingest_key(server):
     assert r.status == 403 and "bound" in r.json()["message"]
     assert server.get("/api/v1/sdk/config", {"service": "b", "instance": "x"},
                       token=k).status == 403
+    r = server.get("/api/v1/services", token=k)
+    assert r.status == 403
+    assert r.json()["message"] == "an ingest key cannot use GET /api/v1/services"
+    r = server.upload(prof, service="a", token=server.key("read"))
+    assert r.status == 403
+    assert r.json()["message"] == "a read key cannot use POST /api/v1/profiles"
 
 
 def test_keys_listed_without_secrets_and_revoked(server):

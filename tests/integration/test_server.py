@@ -103,6 +103,19 @@ def test_cli_on_data_dir_matches_api(tmp_path):
     assert row[0] == "120ms" and row[1] == "80.00%"
 
 
+def test_cli_help_goes_to_stdout_and_exits_0_and_a_bad_call_exits_2():
+    for args in (["--help"], ["help"], ["serve", "--help"], ["top", "-h"]):
+        r = cli(*args, check=False)
+        assert r.returncode == 0 and r.stderr == "", (args, r.returncode, r.stderr)
+        assert r.stdout.startswith("roottrace: a self-hosted continuous profiler"), args
+        assert "  serve   [--data DIR | --store URI]" in r.stdout
+    for args in ([], ["bogus"]):
+        r = cli(*args, check=False)
+        assert r.returncode == 2 and r.stdout == "" and "usage: roottrace COMMAND" in r.stderr
+    r = cli("serve", "--bogus", check=False)
+    assert r.returncode == 2 and "unknown option --bogus" in r.stderr
+
+
 def test_request_log_cannot_be_forged(tmp_path):
     srv = Server(tmp_path / "data").start()
     forged = '2026-11-30T00:00:00Z info 127.0.0.1 "POST /api/v1/keys" 201'

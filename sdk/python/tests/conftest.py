@@ -21,12 +21,20 @@ def fake():
     f.close()
 
 
+TEST_SELF_COST_FACTOR = 10
+
+
 @pytest.fixture
 def agents():
-    """make(fake, **limit_overrides) -> a started Agent; all stopped at teardown."""
+    """make(fake, **limit_overrides) -> a started Agent; all stopped at teardown.
+
+    Tests that are not about the self-cost budget run under a tenth of it (factor 10), so
+    that a loaded host does not stretch their ticks to seconds; test_selfcost.py asks for
+    the compiled factor of 100 (DESIGN §5)."""
     made = []
 
     def make(fake, start=True, instance=None, **overrides):
+        overrides.setdefault("self_cost_factor", TEST_SELF_COST_FACTOR)
         a = Agent(fake.url, "test-key", "svc", version="1.0", instance=instance,
                   limits=DEFAULT_LIMITS.override(**overrides))
         made.append(a)

@@ -92,7 +92,7 @@ def test_hostile_control_plane(fake, agents, name):
         assert a.profiling and a.status()["state"] == "profiling"
         iv = a.status()["interval_us"]
         # The clamped interval, or longer only by the self-cost budget (a loaded host).
-        assert expect[1] <= iv <= max(expect[1], 2 * 100 * max(a.sampler.walks) // 1000), iv
+        assert expect[1] <= iv <= max(expect[1], 2 * a.limits.self_cost_factor * max(a.sampler.walks) // 1000), iv
     else:
         limit = POLL + 0.5 if kind == "invalid" else 3 * POLL + 0.5
         assert wait_for(lambda: not a.profiling, limit + 1), a.status()

@@ -4,6 +4,7 @@ import threading
 import time
 
 from conftest import wait_for
+from roottrace.config import DEFAULT_LIMITS
 from roottrace.sampler import Sampler
 
 
@@ -55,21 +56,26 @@ def sampler_ident(a):
 
 def test_few_threads_stay_near_the_configured_interval(fake, agents):
     fake.set_config(enabled=True, sampling_interval_us=10000)
-    a = agents(fake)
+    a = agents(fake, self_cost_factor=DEFAULT_LIMITS.self_cost_factor)
     assert wait_for(lambda: a.sampler.samples_taken >= 30, 10), a.status()
     iv = a.status()["interval_us"]
-    median_us = a.sampler.median_walk_ns() / 1000
-    # A handful of threads: walks of ~0.1 ms (0.9 ms on a slow shared host), so the interval
-    # stays at 10 ms or lengthens only by the budget (100 x the median walk), never past it.
-    assert median_us < 2000, (iv, median_us)
-    assert 10000 <= iv <= max(50000, 100 * median_us * 1.01), (iv, median_us)
+    walks_us = sorted(w / 1000 for w in a.sampler.walks)
+    # A handful of threads: walks of ~0.1 ms, so the interval stays at the configured 10 ms
+    # or lengthens only by the budget (100 x the median walk), never past it. The median was
+    # seen at 0.9 ms on a slow shared host and 4.5 ms on a 2-core host with a busy loop on
+    # the other core, so the bound on the walk itself is a sanity check of 20 ms.
+    median_us = walks_us[len(walks_us) // 2]
+    assert median_us < 20000, (iv, walks_us)
+    # The interval was set at the last tick, from the walks before it: within the budget of
+    # the slowest recent walk.
+    assert 10000 <= iv <= max(10000, 100 * walks_us[-1] * 1.01), (iv, walks_us)
 
 
 def test_many_threads_lengthen_the_interval_and_cost_stays_under_budget(fake, agents):
     crowd = Crowd(300, 40)
     try:
         fake.set_config(enabled=True, sampling_interval_us=10000)
-        a = agents(fake)
+        a = agents(fake, self_cost_factor=DEFAULT_LIMITS.self_cost_factor)
         assert wait_for(lambda: a.sampler.samples_taken >= 3, 10), a.status()
         st = a.status()
         median_us = a.sampler.median_walk_ns() / 1000

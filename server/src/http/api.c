@@ -95,15 +95,33 @@ int rt__api_time(const struct rt_api_req *req, struct rt_api_resp *resp, const c
     return -1;
 }
 
+int rt__api_parse_int(const char *s, int64_t *v)
+{
+    bool neg = *s == '-';
+    const char *d = s + neg;
+    if (*d < '0' || *d > '9' || (d[0] == '0' && d[1] != '\0') || (neg && d[0] == '0'))
+        return -1;
+    uint64_t x = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9')
+            return -1;
+        unsigned digit = (unsigned)(*d - '0');
+        if (x > (lim - digit) / 10)
+            return -1; /* out of int64 range */
+        x = x * 10 + digit;
+    }
+    *v = neg ? (int64_t)(0 - x) : (int64_t)x;
+    return 0;
+}
+
 int rt__api_int(const struct rt_api_req *req, struct rt_api_resp *resp, const char *key,
                 int64_t min, int64_t max, int64_t *v)
 {
     const char *s = rt_api_param(req, key);
     if (!s)
         return 0;
-    char *end;
-    long long x = strtoll(s, &end, 10);
-    if (end == s || *end || x < min || x > max) {
+    int64_t x;
+    if (rt__api_parse_int(s, &x) || x < min || x > max) {
         rt__api_error(resp, RT_EINVAL, "'%s' must be an integer in [%lld, %lld], got '%.64s'",
                       key, (long long)min, (long long)max, s);
         return -1;
@@ -203,9 +221,8 @@ int rt__api_json_time(json_t *v, int64_t *ns)
 
 int64_t rt__api_path_id(const char *arg)
 {
-    char *end;
-    long long v = strtoll(arg, &end, 10);
-    return end != arg && !*end && v > 0 ? v : 0;
+    int64_t v;
+    return rt__api_parse_int(arg, &v) == 0 && v > 0 ? v : 0;
 }
 
 /* One route: method, a path pattern where "*" stands for one path segment (an id or a
@@ -337,8 +354,9 @@ static bool admit(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     }
     if (!allows(who->scope, found->need)) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "a %s key cannot use %s %s", rt_control_scope_name(who->scope),
-                 req->method, found->pattern);
+        const char *scope = rt_control_scope_name(who->scope);
+        snprintf(msg, sizeof(msg), "%s %s key cannot use %s %s",
+                 scope[0] && strchr("aeiou", scope[0]) ? "an" : "a", scope, req->method, found->pattern);
         refuse(resp, 403, "forbidden", msg);
         return false;
     }

@@ -25,7 +25,13 @@ const char *rt__api_need(const struct rt_api_req *req, struct rt_api_resp *resp,
 int rt__api_time(const struct rt_api_req *req, struct rt_api_resp *resp, const char *key,
                  int64_t *ns);
 
-/* Reads a decimal integer parameter into *v in [min, max]; like rt__api_time otherwise. */
+/* Parses s as a decimal int64 in canonical form: an optional '-', then digits without a
+ * leading zero ("0" itself is fine); no '+', spaces or anything after. Returns 0, or -1 for
+ * anything else or a value outside int64 (strtoll would clamp it silently). */
+int rt__api_parse_int(const char *s, int64_t *v);
+
+/* Reads a decimal integer parameter (rt__api_parse_int) into *v in [min, max]; like
+ * rt__api_time otherwise. */
 int rt__api_int(const struct rt_api_req *req, struct rt_api_resp *resp, const char *key,
                 int64_t min, int64_t max, int64_t *v);
 

@@ -70,7 +70,13 @@ class Control:
         c = self.config
         if c is None or not c.enabled or self.refused:
             return False
-        return now - self.valid_at <= STALE_POLLS * c.poll_interval_s
+        return now <= self.stale_at()
+
+    def stale_at(self) -> float:
+        """Monotonic seconds past which this config no longer allows profiling: three poll
+        intervals after it was last confirmed (DESIGN §5, fail closed)."""
+        c = self.config
+        return self.valid_at + STALE_POLLS * c.poll_interval_s if c is not None else self.valid_at
 
     def keeps_partial(self) -> bool:
         """Whether a profile cut short by profiling stopping is still worth uploading:
@@ -435,14 +441,17 @@ class Agent:
                                  lim.sampling_interval_max_us) * 1000
                 self.interval_ns = self.sampler.effective_interval_ns(configured)
                 deadline = last + self.interval_ns
-                left = deadline - time.monotonic_ns()
+                # Wake at the tick, or when the config goes stale if that comes first, so
+                # that profiling stops on time even when the budget stretches the tick.
+                wake_at = min(deadline, int(c.stale_at() * 1e9) + 1)
+                left = wake_at - time.monotonic_ns()
                 if left > 0:
                     if left <= SHORT_SLEEP_NS:
                         time.sleep(left / 1e9)  # half the CPU of an Event wake
                     else:
                         self.wake.wait(left / 1e9)
-                    if time.monotonic_ns() < deadline:
-                        continue  # woken early: look at the state again
+                if time.monotonic_ns() < deadline:
+                    continue  # woken early: look at the state again
                 now = time.monotonic_ns()
                 c = self.control
                 if self.stop_event.is_set() or not c.allows(now / 1e9):
