@@ -14,6 +14,7 @@ import json
 import os
 import random
 import signal
+import socket
 import sqlite3
 import threading
 import time
@@ -401,3 +402,32 @@ def test_sigterm_during_long_diffs_stops_promptly_and_cleanly(tmp_path):
     assert acked <= small_stored(srv) <= acked | set(uploads["doubt"])
     assert srv.stop(signal.SIGTERM) == 0
 
+
+
+# ---- a second signal, while the stop waits for an upload ----
+
+def test_a_second_signal_ends_a_stop_that_waits(tmp_path):
+    """`roottrace serve` lets uploads in flight finish within a 5 s grace; a second SIGTERM
+    or SIGINT in the meantime ends the process at once with status 1 and a log line (the
+    stop watchdog, server/src/cli/cmd_serve.c), and what was stored is intact."""
+    srv = Server(tmp_path / "data").start()
+    assert srv.upload(body_of(0, 0), service=SERVICE, profile_id=pid_of(0, 0)).status == 201
+    # An upload whose body never ends keeps the stop in its grace period.
+    slow = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    slow.sendall(b"POST /api/v1/profiles?service=crash HTTP/1.1\r\nHost: x\r\n"
+                 b"Authorization: Bearer %s\r\nContent-Length: 100000\r\n\r\nabc"
+                 % ADMIN_TOKEN.encode())
+    time.sleep(0.3)
+    srv.proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while b": stopping" not in open(srv.log_path, "rb").read() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.proc.poll() is None, "the stop did not wait for the upload in flight"
+    srv.proc.send_signal(signal.SIGINT)
+    assert srv.stop() == 1
+    slow.close()
+    log = open(srv.log_path, "rb").read().decode(errors="replace")
+    assert "second Interrupt while stopping: exiting now" in log, log[-2000:]
+    srv.start()
+    assert export(srv) == {(0, 0): expected(0, 0)}
+    assert srv.stop(signal.SIGTERM) == 0

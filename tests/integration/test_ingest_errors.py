@@ -129,6 +129,13 @@ def test_versions_are_checked(server):
     deploys = server.get("/api/v1/deploys", {"service": "ver", "from": NOW - 60,
                                              "to": NOW + 60}).json()
     assert [d["version"] for d in deploys] == ["release/2.1"], deploys
+    # In a query, an empty filter filters nothing, as in an upload.
+    q = {"service": "ver", "type": "cpu", "from": NOW - 60, "to": NOW + 60}
+    for key in ("version", "instance"):
+        assert server.get("/api/v1/profile", {**q, key: ""}).json()["samples"] == 7, key
+        assert server.get("/api/v1/timeline", {**q, key: "", "buckets": 1}).json()[
+            "buckets"][0]["samples"] == 7, key
+    assert server.get("/api/v1/profile", {**q, "version": "release/2.1"}).json()["samples"] == 3
     # A declared deploy is checked the same way.
     r = server.post("/api/v1/deploys", body={"service": "ver", "version": "a\tb", "at": NOW})
     assert r.status == 400 and "version" in r.json()["message"], r.body

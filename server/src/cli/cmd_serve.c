@@ -1,11 +1,13 @@
 /* `roottrace serve`: the server with SQLite under --data (or the store --store names, e.g.
  * clickhouse:http://HOST:8123/DB), until SIGTERM or SIGINT. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "rt/log.h"
@@ -30,6 +32,26 @@ static void warn_if_open(const char *path, const char *what, unsigned want)
     if (stat(path, &st) == 0 && (st.st_mode & 077))
         rt_log(RT_LOG_WARN, "%s %s has mode %03o: group and others can read it (chmod %03o)",
                what, path, (unsigned)(st.st_mode & 0777), want);
+}
+
+/* A stop that takes longer than this (the server's 5 s grace for uploads, then whatever a
+ * stuck store call holds) ends the process anyway, as does a second SIGTERM or SIGINT. */
+#define STOP_LIMIT_S 30
+
+/* The stop watchdog (a thread started at the first signal): waits for a second stop signal
+ * or STOP_LIMIT_S, then logs and ends the process with status 1. Never returns when it
+ * fires; the process ends by a normal return from main() otherwise. */
+static void *stop_watchdog(void *arg)
+{
+    const sigset_t *set = arg;
+    struct timespec limit = {STOP_LIMIT_S, 0};
+    int sig = sigtimedwait(set, NULL, &limit);
+    if (sig > 0)
+        rt_log(RT_LOG_WARN, "second %s while stopping: exiting now", strsignal(sig));
+    else
+        rt_log(RT_LOG_WARN, "not stopped after %d s: exiting now", STOP_LIMIT_S);
+    _exit(1);
+    return NULL;
 }
 
 int rt__cli_serve(int argc, char **argv)
@@ -100,6 +122,9 @@ int rt__cli_serve(int argc, char **argv)
     int sig = 0;
     sigwait(&set, &sig);
     rt_log(RT_LOG_INFO, "%s: stopping", strsignal(sig));
+    pthread_t watchdog;
+    if (pthread_create(&watchdog, NULL, stop_watchdog, &set) == 0)
+        pthread_detach(watchdog);
     rt_server_stop(srv);
     rt_control_free(control);
     rt_store_free(store);

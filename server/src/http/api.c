@@ -47,6 +47,12 @@ const char *rt_api_param(const struct rt_api_req *req, const char *key)
     return NULL;
 }
 
+const char *rt__api_filter(const struct rt_api_req *req, const char *key)
+{
+    const char *v = rt_api_param(req, key);
+    return v && *v ? v : NULL;
+}
+
 void rt_api_resp_cleanup(struct rt_api_resp *resp)
 {
     json_decref(resp->json);

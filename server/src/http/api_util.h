@@ -17,6 +17,10 @@ void rt__api_error(struct rt_api_resp *resp, int code, const char *fmt, ...)
 /* Sets resp to status with json (takes ownership of json). */
 void rt__api_json(struct rt_api_resp *resp, int status, json_t *json);
 
+/* A filter parameter (version, instance, base_version, cur_version): its value, or NULL when
+ * absent or empty ("version=" filters nothing, as an upload's "version=" is no version). */
+const char *rt__api_filter(const struct rt_api_req *req, const char *key);
+
 /* Reads a required string parameter; on absence fills resp with 400 and returns NULL. */
 const char *rt__api_need(const struct rt_api_req *req, struct rt_api_resp *resp, const char *key);
 
