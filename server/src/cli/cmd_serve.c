@@ -1,7 +1,9 @@
 /* `roottrace serve`: the server with SQLite under --data (or the store --store names, e.g.
  * clickhouse:http://HOST:8123/DB), until SIGTERM or SIGINT. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,20 +40,31 @@ static void warn_if_open(const char *path, const char *what, unsigned want)
  * stuck store call holds) ends the process anyway, as does a second SIGTERM or SIGINT. */
 #define STOP_LIMIT_S 30
 
+static sigset_t stop_signals;     /* SIGTERM and SIGINT, blocked in every thread */
+static atomic_bool stop_done;     /* the stop ended: the watchdog must not end the process */
+
 /* The stop watchdog (a thread started at the first signal): waits for a second stop signal
- * or STOP_LIMIT_S, then logs and ends the process with status 1. Never returns when it
- * fires; the process ends by a normal return from main() otherwise. */
+ * or STOP_LIMIT_S, then logs and ends the process with status 1, unless the stop ended in
+ * the meantime. Interruptions (EINTR: LeakSanitizer's check at exit stops every thread)
+ * are waited through. */
 static void *stop_watchdog(void *arg)
 {
-    const sigset_t *set = arg;
-    struct timespec limit = {STOP_LIMIT_S, 0};
-    int sig = sigtimedwait(set, NULL, &limit);
+    (void)arg;
+    int64_t end = rt_time_mono_ns() + (int64_t)STOP_LIMIT_S * RT_NS_PER_S;
+    int sig = -1;
+    for (int64_t left; sig < 0 && (left = end - rt_time_mono_ns()) > 0;) {
+        struct timespec ts = {left / RT_NS_PER_S, left % RT_NS_PER_S};
+        sig = sigtimedwait(&stop_signals, NULL, &ts);
+        if (sig < 0 && errno != EINTR)
+            break; /* EAGAIN: the limit passed */
+    }
+    if (atomic_load(&stop_done))
+        return NULL;
     if (sig > 0)
         rt_log(RT_LOG_WARN, "second %s while stopping: exiting now", strsignal(sig));
     else
         rt_log(RT_LOG_WARN, "not stopped after %d s: exiting now", STOP_LIMIT_S);
     _exit(1);
-    return NULL;
 }
 
 int rt__cli_serve(int argc, char **argv)
@@ -69,11 +82,10 @@ int rt__cli_serve(int argc, char **argv)
         return 2;
     }
     /* Block the stop signals before any thread starts, so only sigwait sees them. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN);
     raise_nofile();
 
@@ -120,14 +132,15 @@ int rt__cli_serve(int argc, char **argv)
     rt_log(RT_LOG_INFO, "listening on %s (port %u), data in %s, retention %s", opts.listen,
            rt_server_port(srv), c.data, rt__cli_opt(&c, "retention", "30d"));
     int sig = 0;
-    sigwait(&set, &sig);
+    sigwait(&stop_signals, &sig);
     rt_log(RT_LOG_INFO, "%s: stopping", strsignal(sig));
     pthread_t watchdog;
-    if (pthread_create(&watchdog, NULL, stop_watchdog, &set) == 0)
+    if (pthread_create(&watchdog, NULL, stop_watchdog, NULL) == 0)
         pthread_detach(watchdog);
     rt_server_stop(srv);
     rt_control_free(control);
     rt_store_free(store);
+    atomic_store(&stop_done, true);
     rt_log(RT_LOG_INFO, "stopped");
     return 0;
 }
