@@ -1,7 +1,6 @@
 /* roottrace: the server and its command line. Flags and wiring only; the subcommands live
  * in server/src/cli/. */
 #include <curl/curl.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,17 +31,6 @@ static int usage(FILE *out, int rc)
     return rc;
 }
 
-/* Whether the user asked for help: `roottrace help`, or -h / --help anywhere. */
-static bool wants_help(int argc, char **argv)
-{
-    if (argc >= 2 && strcmp(argv[1], "help") == 0)
-        return true;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return true;
-    return false;
-}
-
 int main(int argc, char **argv)
 {
     static const struct {
@@ -52,7 +40,7 @@ int main(int argc, char **argv)
                 {"diff", rt__cli_diff},     {"export", rt__cli_export}, {"health", rt__cli_health},
                 {"issue", rt__cli_issue},   {"deploy", rt__cli_deploy},
                 {"key", rt__cli_key},       {"profiling", rt__cli_profiling}};
-    if (wants_help(argc, argv))
+    if (rt__cli_wants_help(argc, argv))
         return usage(stdout, 0);
     if (argc < 2)
         return usage(stderr, 2);

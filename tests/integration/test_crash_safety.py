@@ -427,7 +427,7 @@ def test_a_second_signal_ends_a_stop_that_waits(tmp_path):
     assert srv.stop() == 1
     slow.close()
     log = open(srv.log_path, "rb").read().decode(errors="replace")
-    assert "second Interrupt while stopping: exiting now" in log, log[-2000:]
+    assert "second SIGINT while stopping: exiting now" in log, log[-2000:]
     srv.start()
     assert export(srv) == {(0, 0): expected(0, 0)}
     assert srv.stop(signal.SIGTERM) == 0

@@ -103,8 +103,9 @@ def test_cli_on_data_dir_matches_api(tmp_path):
     assert row[0] == "120ms" and row[1] == "80.00%"
 
 
-def test_cli_help_goes_to_stdout_and_exits_0_and_a_bad_call_exits_2():
-    for args in (["--help"], ["help"], ["serve", "--help"], ["top", "-h"]):
+def test_cli_help_goes_to_stdout_and_exits_0_and_a_bad_call_exits_2(tmp_path):
+    for args in (["--help"], ["help"], ["serve", "--help"], ["top", "-h"],
+                 ["key", "create", "--scope", "read", "--help"], ["top", "--json", "-h"]):
         r = cli(*args, check=False)
         assert r.returncode == 0 and r.stderr == "", (args, r.returncode, r.stderr)
         assert r.stdout.startswith("roottrace: a self-hosted continuous profiler"), args
@@ -114,6 +115,10 @@ def test_cli_help_goes_to_stdout_and_exits_0_and_a_bad_call_exits_2():
         assert r.returncode == 2 and r.stdout == "" and "usage: roottrace COMMAND" in r.stderr
     r = cli("serve", "--bogus", check=False)
     assert r.returncode == 2 and "unknown option --bogus" in r.stderr
+    # An option's value is not a request for help: "-h" is a version here.
+    r = cli("deploy", "--service", "s", "--version", "-h", "--at", "1764460800", "--json",
+            "--data", str(tmp_path / "d"))
+    assert json.loads(r.stdout)["version"] == "-h"
 
 
 def test_request_log_cannot_be_forged(tmp_path):
@@ -124,3 +129,22 @@ def test_request_log_cannot_be_forged(tmp_path):
     lines = open(srv.log_path).read().splitlines()
     assert not any(l.startswith("2026-11-30T00:00:00Z info") for l in lines)
     assert any("/nope\\x0a2026" in l for l in lines)
+
+
+def test_path_ids_are_canonical_positive_integers(server):
+    issue = server.post("/api/v1/issues", body={"service": "ids", "title": "t",
+                                                "started_at": 1764460800}).json()
+    key = server.post("/api/v1/keys", body={"scope": "read"}).json()
+    assert server.get(f"/api/v1/issues/{issue['id']}").json()["title"] == "t"
+    for bad in ("0" + str(issue["id"]), "+" + str(issue["id"]), "0", "-1", "x",
+                "99999999999999999999"):
+        r = server.get(f"/api/v1/issues/{bad}")
+        assert r.status == 404, (bad, r.status)
+        assert r.json()["message"] == f"no issue '{bad}' (ids are positive integers)"
+        r = server.get(f"/api/v1/issues/{bad}/diff")
+        assert r.status == 404, (bad, r.status)
+    for bad in ("+" + str(key["id"]), "0" + str(key["id"])):
+        r = server.delete(f"/api/v1/keys/{bad}")
+        assert r.status == 404 and "positive integers" in r.json()["message"], (bad, r.body)
+    assert server.get("/api/v1/issues/999999").json()["message"] == "no issue 999999"
+    assert server.delete(f"/api/v1/keys/{key['id']}").status == 200

@@ -96,6 +96,23 @@ def test_no_valid_config_for_three_poll_intervals_stops(fake, agents):
     assert wait_for(lambda: on(a), 3)
 
 
+def test_a_stretched_tick_does_not_outlive_the_config(fake, agents):
+    # A self-cost factor of 10^6 stretches every tick past 10 s (any walk costs >= 10 us of
+    # CPU), far beyond the 0.6 s after which the config is stale: profiling must still stop
+    # then, not at the next tick (DESIGN §5; before the fix it took the whole tick).
+    fake.set_config(enabled=True, poll_interval_s=0.2)
+    a = agents(fake, poll_interval_min_s=0.2, self_cost_factor=10**6)
+    assert wait_for(lambda: on(a) and a.status()["interval_us"] >= 10**7, 5), a.status()
+    fake.set_mode("status", code=503)
+    t0 = time.monotonic()
+    assert wait_for(lambda: not a.profiling, 3), a.status()
+    assert time.monotonic() - t0 <= 2.0
+    s = a.status()["status"]
+    assert s == "error: no valid config for 3 poll intervals (config poll answered 503)", s
+    fake.set_mode("normal")
+    assert wait_for(lambda: on(a), 3)
+
+
 def test_refused_poll_forgets_the_etag_and_a_503_keeps_it(fake, agents):
     fake.set_config(enabled=True, poll_interval_s=1)
     a = agents(fake)

@@ -54,20 +54,22 @@ def sampler_ident(a):
     return next(t.ident for t in a.threads if t.name == "roottrace-sampler")
 
 
-def test_few_threads_stay_near_the_configured_interval(fake, agents):
+def test_few_threads_walk_fast_and_keep_the_configured_interval(fake, agents):
     fake.set_config(enabled=True, sampling_interval_us=10000)
     a = agents(fake, self_cost_factor=DEFAULT_LIMITS.self_cost_factor)
     assert wait_for(lambda: a.sampler.samples_taken >= 30, 10), a.status()
     iv = a.status()["interval_us"]
-    walks_us = sorted(w / 1000 for w in a.sampler.walks)
-    # A handful of threads: walks of ~0.1 ms, so the interval stays at the configured 10 ms
-    # or lengthens only by the budget (100 x the median walk), never past it. The median was
-    # seen at 0.9 ms on a slow shared host and 4.5 ms on a 2-core host with a busy loop on
-    # the other core, so the bound on the walk itself is a sanity check of 20 ms.
-    median_us = walks_us[len(walks_us) // 2]
-    assert median_us < 20000, (iv, walks_us)
-    # The interval was set at the last tick, from the walks before it: within the budget of
-    # the slowest recent walk.
+    walks_us = [w / 1000 for w in sorted(a.sampler.walks)]  # sorted() copies atomically
+    # A handful of threads: walks of ~0.1 ms of CPU. The fastest of the last 15 is under
+    # 2 ms even on a loaded host (the median was seen at 4.5 ms with the other core busy),
+    # so the budget leaves the configured 10 ms alone whenever the median is that fast.
+    assert walks_us[0] < 2000, walks_us
+    # The interval may come from the walks one sample before these, whose median is at most
+    # the next walk up from this median: when that is <= 100 us, 100 x it is <= 10 ms.
+    if walks_us[len(walks_us) // 2 + 1] <= 100:
+        assert iv == 10000, (iv, walks_us)
+    # Never past the budget: the interval was set at the last tick, from the walks before
+    # it, so the slowest recent walk bounds it.
     assert 10000 <= iv <= max(10000, 100 * walks_us[-1] * 1.01), (iv, walks_us)
 
 

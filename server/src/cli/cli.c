@@ -83,6 +83,21 @@ int rt__cli_parse(struct cli *c, int argc, char **argv, const char *spec)
     return 0;
 }
 
+bool rt__cli_wants_help(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "help") == 0)
+        return true;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            return true;
+        /* "--key value": skip the value, as rt__cli_parse takes it */
+        if (strncmp(a, "--", 2) == 0 && a[2] && !strchr(a, '=') && strcmp(a, "--json") != 0)
+            i++;
+    }
+    return false;
+}
+
 const char *rt__cli_opt(const struct cli *c, const char *key, const char *def)
 {
     for (size_t i = 0; i < c->nkeys; i++)

@@ -32,6 +32,12 @@ struct cli {
  * are always accepted. An unknown option is an error. Returns 0, or -1 after printing it. */
 int rt__cli_parse(struct cli *c, int argc, char **argv, const char *spec);
 
+/* Whether the whole command line (argv[0] is the program) asks for help: `help` as the
+ * command, or `--help` / `-h` where an option or argument may stand. Read with the grammar
+ * rt__cli_parse applies: every --option but the flags (--json) takes the next word as its
+ * value, so `--version -h` is a version, not a request for help. */
+bool rt__cli_wants_help(int argc, char **argv);
+
 /* Value of --key, or def. */
 const char *rt__cli_opt(const struct cli *c, const char *key, const char *def);
 

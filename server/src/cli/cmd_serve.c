@@ -61,7 +61,8 @@ static void *stop_watchdog(void *arg)
     if (atomic_load(&stop_done))
         return NULL;
     if (sig > 0)
-        rt_log(RT_LOG_WARN, "second %s while stopping: exiting now", strsignal(sig));
+        rt_log(RT_LOG_WARN, "second %s while stopping: exiting now",
+               sig == SIGINT ? "SIGINT" : "SIGTERM"); /* strsignal is not thread-safe */
     else
         rt_log(RT_LOG_WARN, "not stopped after %d s: exiting now", STOP_LIMIT_S);
     _exit(1);

@@ -69,7 +69,7 @@ void rt__api_delete_key(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     int64_t key_id = rt__api_path_id(id);
     if (!key_id || rt_control_revoke_key(ctx->control, key_id, req->who, &err)) {
         rt__api_error(resp, key_id ? err.code : RT_ENOTFOUND, "%s",
-                      key_id ? err.msg : "no such key");
+                      key_id ? err.msg : "no such key (ids are positive integers)");
         return;
     }
     rt__api_json(resp, 200, json_pack("{s:s, s:b}", "id", id, "revoked", 1));

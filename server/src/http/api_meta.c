@@ -34,15 +34,16 @@ static int issue_one_cb(void *ud, const struct rt_issue *i)
     return 1;
 }
 
-json_t *rt__api_issue_json(struct rt_store *s, int64_t id, int64_t *started_ns,
+json_t *rt__api_issue_json(struct rt_store *s, const char *id_text, int64_t *started_ns,
                            struct rt_error *err)
 {
     struct issue_one o = {NULL, 0};
-    int rc = rt_store_scan_issues(s, id, issue_one_cb, &o, err);
-    if (rc < 0)
+    int64_t id = rt__api_path_id(id_text);
+    if (id && rt_store_scan_issues(s, id, issue_one_cb, &o, err) < 0)
         return NULL;
     if (!o.json) {
-        rt_error_set(err, RT_ENOTFOUND, "no issue with id %lld", (long long)id);
+        rt_error_set(err, RT_ENOTFOUND, "no issue '%.64s'%s", id_text,
+                     id ? "" : " (ids are positive integers)");
         return NULL;
     }
     *started_ns = o.started_ns;
@@ -103,7 +104,7 @@ void rt__api_get_issue(struct rt_api_ctx *ctx, const struct rt_api_req *req,
 {
     struct rt_error err = {0};
     int64_t started;
-    json_t *j = rt__api_issue_json(ctx->store, rt__api_path_id(id), &started, &err);
+    json_t *j = rt__api_issue_json(ctx->store, id, &started, &err);
     if (j)
         rt__api_json(resp, 200, j);
     else

@@ -178,11 +178,10 @@ static int pick_cb(void *ud, const struct rt_service_info *svc)
 void rt__api_get_issue_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                             struct rt_api_resp *resp, const char *id)
 {
-    int64_t issue_id = rt__api_path_id(id);
     struct rt_query_diff_req q = {0};
     struct rt_error err = {0};
     int64_t t0 = rt_time_mono_ns(), window = 0, started = 0;
-    json_t *issue = rt__api_issue_json(ctx->store, issue_id, &started, &err);
+    json_t *issue = rt__api_issue_json(ctx->store, id, &started, &err);
     if (!issue) {
         rt__api_error(resp, err.code, "%s", err.msg);
         return;

@@ -153,9 +153,10 @@ void rt__api_delete_session(struct rt_api_ctx *, const struct rt_api_req *,
 /* Parses a positive decimal id from a path segment; 0 if it is not one. */
 int64_t rt__api_path_id(const char *arg);
 
-/* The issue with this id as its API object ({"id", "service", "title", "started_at",
- * "created_at"}), or NULL with err set (RT_ENOTFOUND). *started_ns receives its start. */
-json_t *rt__api_issue_json(struct rt_store *s, int64_t id, int64_t *started_ns,
+/* The issue whose id is the path segment id_text as its API object ({"id", "service",
+ * "title", "started_at", "created_at"}), or NULL with err set (RT_ENOTFOUND, also when
+ * id_text is not a canonical positive integer). *started_ns receives its start. */
+json_t *rt__api_issue_json(struct rt_store *s, const char *id_text, int64_t *started_ns,
                            struct rt_error *err);
 
 #endif

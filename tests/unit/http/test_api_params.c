@@ -21,7 +21,7 @@ static void test_parse_int(void)
     CHECK(v == INT64_MAX);
     CHECK_INT(rt__api_parse_int("-9223372036854775808", &v), 0);
     CHECK(v == INT64_MIN);
-    /* Not canonical, or not a number: strtoll took all but the last four. */
+    /* Not canonical, or not a number (strtoll with an end check took 9 of these 16). */
     const char *bad[] = {"", "-", "+5", " 5", "5 ", "010", "00", "-0", "-05", "5x", "0x10",
                          "1e3", "1.0", "9223372036854775808", "-9223372036854775809",
                          "99999999999999999999999"};

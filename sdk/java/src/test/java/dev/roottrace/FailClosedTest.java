@@ -119,21 +119,41 @@ class FailClosedTest {
         fake.setConfig("enabled", true, "poll_interval_s", 0.2);
         Agent a = ts.agent(l -> l.pollIntervalMinS = 0.2);
         assertTrue(waitFor(() -> on(a), 3));
+        // Three 0.2 s polls; the sampler wakes when the config goes stale, whatever its tick
+        // (aStretchedTickDoesNotOutliveTheConfig).
+        pollsFailUntilOff(a, 0.35, 1.0);
+    }
+
+    /** Makes every poll answer 503 and requires profiling off after between minS and maxS
+     *  (still on at 0.25 s: one failed poll is not enough), with the status saying why; then
+     *  lets polls succeed again and requires profiling back on. */
+    private void pollsFailUntilOff(Agent a, double minS, double maxS) {
         fake.code = 503;
         fake.setMode("status");
         long t0 = System.nanoTime();
         sleep(0.25);
-        assertTrue(a.profiling); // one failed poll is not enough
-        assertTrue(waitFor(() -> !a.profiling, 2));
+        assertTrue(a.profiling, a.status().toJson());
+        assertTrue(waitFor(() -> !a.profiling, maxS + 1), a.status().toJson());
         double took = since(t0);
-        // Three 0.2 s polls, plus one sampling tick that the self-cost budget stretches on a
-        // slow host (the factor x the median walk, DESIGN §5).
-        double tick = tickSlackNs(a) / 1e9;
-        assertTrue(took >= 0.35 && took <= 1.0 + tick, took + " (tick " + tick + ")");
+        assertTrue(took >= minS && took <= maxS, "" + took);
         assertEquals("error: no valid config for 3 poll intervals (config poll answered 503: boom)",
                 a.status().status());
         fake.setMode("normal");
         assertTrue(waitFor(() -> on(a), 3));
+    }
+
+    @Test
+    void aStretchedTickDoesNotOutliveTheConfig() {
+        // A self-cost factor of 10^6 stretches every tick past 10 s (any walk takes >= 10 us),
+        // far beyond the 0.6 s after which the config is stale: profiling must still stop
+        // then, not at the next tick (DESIGN §5; before the fix it took the whole tick).
+        fake.setConfig("enabled", true, "poll_interval_s", 0.2);
+        Agent a = ts.agent(l -> {
+            l.pollIntervalMinS = 0.2;
+            l.selfCostFactor = 1_000_000;
+        });
+        assertTrue(waitFor(() -> on(a) && a.status().intervalUs() >= 10_000_000, 5), a.status().toJson());
+        pollsFailUntilOff(a, 0.35, 2.0);
     }
 
     @Test

@@ -110,10 +110,9 @@ class HostileTest {
                 assertTrue(iv >= expectUs && iv <= Math.max(expectUs, budget), iv + " " + budget);
             } else {
                 // Off within one poll (invalid) or three poll intervals (absent), plus 0.5 s for
-                // the poll's own deadline and 0.5 s for a 2-core host shared with other jobs.
-                // Plus one sampling tick, which the self-cost budget stretches on a slow host.
-                double limit = (kind.equals("invalid") ? POLL : 3 * POLL) + 1.0
-                        + tickSlackNs(a) / 1e9;
+                // the poll's own deadline and 0.5 s for a 2-core host shared with other jobs;
+                // the sampler wakes at either, whatever its tick.
+                double limit = (kind.equals("invalid") ? POLL : 3 * POLL) + 1.0;
                 assertTrue(waitFor(() -> !a.profiling, limit + 1), a.status().toJson());
                 assertTrue(since(tSwitch) <= limit, name + " took " + since(tSwitch));
                 assertEquals("error", a.status().state(), a.status().toJson());
