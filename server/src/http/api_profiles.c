@@ -31,9 +31,8 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
     p->runtime = rt_api_param(req, "runtime");
     p->runtime_version = rt_api_param(req, "runtime_version");
     p->sdk_version = rt_api_param(req, "sdk_version");
-    p->version = rt_api_param(req, "version");
-    if (p->version && !*p->version)
-        p->version = NULL; /* "version=" is no version, as an SDK without one sends it */
+    /* "version=" is no version, as an SDK without one sends it */
+    p->version = rt__api_filter(req, "version");
     p->profile_id = rt_api_param(req, "profile_id");
     p->type = rt_api_param(req, "type");
     p->unit = rt_api_param(req, "unit");
