@@ -85,6 +85,12 @@ unit-san:
 integration: $(BUILD)/roottrace
 	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -p no:cacheprovider tests/integration
 
+# Capacity against the kernel's CPU accounting (tests/accuracy, DESIGN §7): the Node, Go and
+# PHP SDKs' workloads alone, beside a CPU hog per core, and under a CPU quota (a cgroup).
+.PHONY: accuracy
+accuracy: $(BUILD)/roottrace
+	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -s -rs -p no:cacheprovider tests/accuracy
+
 # The conformance suite against ClickHouse (docs/internals/clickhouse.md): the store's unit tests
 # and the integration tests on a private clickhouse-server that scripts/clickhouse.sh starts.
 STORE_UNIT_BINS = $(filter $(BUILD)/tests/store/%,$(UNIT_BINS))
@@ -125,6 +131,13 @@ $(BUILD)/bench/load: $(LOAD_SRCS) bench/load/load.h bench/bench.h $(call libs_of
 .PHONY: bench-load
 bench-load: deps all $(BUILD)/bench/load
 	BUILD=$(BUILD) bench/load/run.sh $(BENCH_LOAD_ARGS)
+
+# Truthfulness runs (docs/performance.md, DESIGN §6): 20 A/B and 20 A/A deploys of the demo's
+# Node and Go services on a loaded host; each run's rank, delta_pp and z. BENCH_TRUTH_ARGS
+# passes options (bench/truth/run.py --help). About 20 minutes on 2 cores.
+.PHONY: bench-truth
+bench-truth: deps all
+	python3 bench/truth/run.py $(BENCH_TRUTH_ARGS)
 
 # SDK overhead: a workload with each SDK at defaults against without it (docs/performance.md).
 .PHONY: bench-sdk

@@ -18,6 +18,8 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 export ROOTTRACE_TOKEN=rt_demo_$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
 URL=http://127.0.0.1:$PORT
 pids=()
+NODE_PIDS=()
+GO_PIDS=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
@@ -53,6 +55,11 @@ start_services() {   # $1 = release
         "$WORK/checkout-go" >"$WORK/checkout-go-$1.log" 2>&1 &
     GO_PID=$!
     pids+=("$NODE_PID" "$PY_PID" "$GO_PID")
+    NODE_PIDS+=("$NODE_PID")
+    GO_PIDS+=("$GO_PID")
+    # the kernel's own accounting of the CPU services, read from outside (the challenge below)
+    python3 scripts/kernel_cpu.py record "$WORK/kernel.jsonl" "$NODE_PID" "$GO_PID" &
+    pids+=("$!")
     for _ in $(seq 100); do
         grep -q listening "$WORK/checkout-$1.log" 2>/dev/null &&
             grep -q listening "$WORK/inventory-$1.log" 2>/dev/null &&
@@ -106,17 +113,34 @@ say "current: ${CUR_S} s of load on release 2.0"
 load "$CUR_S"
 stop_services
 
+# Each CPU figure beside the kernel's for the same processes and windows: Node's profiles cover
+# its main JS thread (V8 ticks on wall time, so capacity takes the kernel's figure for it),
+# Go's the whole process (SIGPROF counts CPU time, so capacity takes the samples' figure).
+challenge() {   # $1 = issue, $2 = scope, $3... = the service's PIDs over both windows
+    local issue=$1 scope=$2
+    shift 2
+    "$BIN" diff --issue "$issue" --window 60s --json --server $URL >"$WORK/diff-$issue.json"
+    python3 demo/kernel_check.py "$WORK/diff-$issue.json" "$WORK/kernel.jsonl" "$scope" "$@" ||
+        CHALLENGE_FAILED=1
+}
+CHALLENGE_FAILED=0
+
 say "the Node (CPU) issue: which functions grew, and what they cost"
 "$BIN" diff --issue "$NODE_ISSUE" --window 60s --limit 12 --server $URL
+challenge "$NODE_ISSUE" thread "${NODE_PIDS[@]}"
 say "the Go (CPU) issue: the same question on Go's own profiler"
 "$BIN" diff --issue "$GO_ISSUE" --window 60s --limit 12 --server $URL
+challenge "$GO_ISSUE" process "${GO_PIDS[@]}"
 say "the Python (wall clock) issue: the same ranking; no capacity from wall-clock time"
 "$BIN" diff --issue "$PY_ISSUE" --window 60s --limit 12 --server $URL
 
+if [ $CHALLENGE_FAILED = 1 ]; then
+    say "a capacity figure disagreed with the kernel's by more than 5 % (above)"
+fi
 if [ $EXIT = 1 ]; then
     kill -TERM $SERVER; wait $SERVER || true
     rm -rf "$WORK"
-    exit 0
+    exit $CHALLENGE_FAILED
 fi
 say "the server keeps running: $URL (admin token: $ROOTTRACE_TOKEN); Ctrl-C stops it"
 say "web UI: open $URL/ and sign in with the admin token above; the issues are $URL/#/issue/$NODE_ISSUE?window_s=60 (Node, CPU), $URL/#/issue/$GO_ISSUE?window_s=60 (Go, CPU) and $URL/#/issue/$PY_ISSUE?window_s=60 (Python, wall clock)"

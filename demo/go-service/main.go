@@ -1,7 +1,8 @@
 // The demo checkout service in Go: GET /checkout prices a cart and renders a receipt.
 // Profiled by the RootTrace Go SDK when ROOTTRACE_SERVER is set (ROOTTRACE_KEY the ingest
-// key); DEMO_VERSION is its release (2.0 makes applyDiscount 3x slower); PORT=0 picks a
-// free port, printed as "checkout-go <version> listening on <port>".
+// key), as service DEMO_SERVICE (default checkout-go; bench/truth runs several);
+// DEMO_VERSION is its release (2.0 makes applyDiscount 3x slower); PORT=0 picks a free port,
+// printed as "<service> <version> listening on <port>".
 package main
 
 import (
@@ -17,7 +18,6 @@ import (
 	roottrace "github.com/roottrace/roottrace/sdk/go"
 )
 
-const service = "checkout-go"
 
 func handleCheckout(w http.ResponseWriter, r *http.Request) {
 	items := []int{3, 14, 15, 92, 65, 35, 89, 79}
@@ -27,6 +27,10 @@ func handleCheckout(w http.ResponseWriter, r *http.Request) {
 }
 
 func main() {
+	service := os.Getenv("DEMO_SERVICE") // bench/truth runs several
+	if service == "" {
+		service = "checkout-go"
+	}
 	version := os.Getenv("DEMO_VERSION")
 	if version == "" {
 		version = "1.0"

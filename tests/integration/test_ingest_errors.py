@@ -142,3 +142,26 @@ def test_versions_are_checked(server):
     r = server.post("/api/v1/deploys", body={"service": "ver", "version": "release/2.2",
                                              "at": NOW})
     assert r.status == 201, r.body
+
+
+@pytest.mark.parametrize("params,words", [
+    # one thread cannot run longer than the wall clock (10 s, plus 2 % and 50 ms of slack)
+    ({"thread_cpu_ns": "10251000000"}, ["thread_cpu_ns 10251000000 exceeds", "wall clock"]),
+    # nor a process longer than 1,024 CPUs can
+    ({"process_cpu_ns": str(1024 * 10_250_000_000 + 1)}, ["process_cpu_ns", "1024 cpus"]),
+    ({"thread_cpu_ns": "-1"}, ["thread_cpu_ns"]),
+    ({"thread_cpu_ns": "12.5"}, ["thread_cpu_ns"]),
+    ({"process_cpu_ns": "many"}, ["process_cpu_ns"]),
+])
+def test_os_cpu_figures_are_checked(server, params, words):
+    """DESIGN §7's OS figures bound what capacity takes: a figure the kernel cannot have
+    given is a 400 naming it, and nothing is stored (issue #12, bad input)."""
+    data = pb.cpu_profile({"main;a": 10}, time_nanos=NOW * 10**9, duration_nanos=10 * 10**9)
+    refused(server, data, 400, words, runtime="node", **params)
+
+
+def test_os_cpu_figures_at_their_bounds_are_stored(server):
+    data = pb.cpu_profile({"main;a": 10}, time_nanos=NOW * 10**9, duration_nanos=10 * 10**9)
+    r = server.upload(data, service="svc", runtime="node", thread_cpu_ns="10250000000",
+                      process_cpu_ns=str(1024 * 10_250_000_000))
+    assert r.status == 201, r.body

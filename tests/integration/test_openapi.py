@@ -47,9 +47,9 @@ DESIGN_FIELDS = {
     "Capacity": ["vcpu_hours_per_month", "inputs"],
     "DiffCapacity": ["vcpu_hours_per_month", "inputs"],
     "BaseCur": ["base", "cur"],
-    "CapacityInputs": ["cpu_s", "window_s", "profiled_s", "alive_s", "coverage",
-                       "instances_alive", "instances_profiled", "instances_unprofiled",
-                       "hours_per_month"],
+    "CapacityInputs": ["cpu_s", "sampled_cpu_s", "os_cpu_s", "cpu_factor", "window_s",
+                       "profiled_s", "alive_s", "coverage", "instances_alive",
+                       "instances_profiled", "instances_unprofiled", "hours_per_month"],
     "CpuAgreement": ["sampled_cpu_s", "os_thread_cpu_s", "ratio", "warning"],
     "Error": ["error", "message"],
     "ProfilingState": ["name", "profiling_enabled", "config"],
@@ -266,8 +266,37 @@ def test_profile_answers(api):
     check_profile_answer(cpu)
     assert cpu["type_note"] == "excludes time spent waiting"
     assert cpu["capacity"]["vcpu_hours_per_month"] == pytest.approx(730 * 10.3 / 600)
-    assert cpu["cpu_agreement"]["os_thread_cpu_s"] == pytest.approx(100.0)
-    assert cpu["cpu_agreement"]["warning"]  # 10.3 s sampled against 100 s
+    assert cpu["cpu_agreement"]["os_cpu_s"] == pytest.approx(8.0)
+    assert cpu["cpu_agreement"]["os_thread_cpu_s"] is None  # the process's figure
+    assert cpu["cpu_agreement"]["warning"]  # 10.3 s sampled against 8 s
+    assert cpu["capacity"]["inputs"]["unattributed_cpu_s"] == 0
+    assert cpu["cpu_agreement"]["capacity_uses"] == "sampled"
+    assert cpu["capacity"]["inputs"]["cpu_basis"] == "samples"
+    # Node: each 60 s profile sampled 1.03 s and the kernel accounted 0.5 s to the main thread
+    node = api.call("get", P, 200, params={"service": "node", "type": "cpu", "from": T - 180,
+                                           "to": T + 180}).json()
+    check_profile_answer(node)
+    assert node["capacity"]["vcpu_hours_per_month"] == pytest.approx(730 * 3.0 / 360)
+    inputs = node["capacity"]["inputs"]
+    assert inputs["cpu_basis"] == "os" and inputs["profiles_scaled"] == 6
+    assert inputs["sampled_cpu_s"] == pytest.approx(6 * 1.03)
+    assert inputs["os_cpu_s"] == pytest.approx(3.0)
+    assert inputs["cpu_factor"] == pytest.approx(0.5 / 1.03)
+    assert node["cpu_agreement"]["capacity_uses"] == "os"
+    assert node["cpu_agreement"]["os_thread_cpu_s"] == pytest.approx(3.0)
+    assert node["cpu_agreement"]["scope"] == "main JS thread"
+    # the functions' figures are scaled with their profiles: they sum to the service's
+    assert sum(f["vcpu_hours_per_month"] for f in node["functions"]) == pytest.approx(
+        node["capacity"]["vcpu_hours_per_month"])
+    assert [f["name"] for f in node["functions"]][:2] == ["a", "b"]
+    # Go: 1 s sampled, 1.5 s by the process, per profile: 0.5 s each unattributed
+    ext = api.call("get", P, 200, params={"service": "goext", "type": "cpu", "from": T - 120,
+                                          "to": T + 120}).json()
+    check_profile_answer(ext)
+    assert ext["capacity"]["inputs"]["cpu_s"] == pytest.approx(6.0)
+    assert ext["capacity"]["inputs"]["unattributed_cpu_s"] == pytest.approx(2.0)
+    assert ext["capacity"]["vcpu_hours_per_month"] == pytest.approx(730 * 6.0 / 240)
+    assert ext["functions"][0]["vcpu_hours_per_month"] == pytest.approx(730 * 4.0 / 240)
     wall = api.call("get", P, 200, params={"service": "py", "type": "wall", "from": T - 600,
                                            "to": T + 600}).json()
     check_profile_answer(wall)

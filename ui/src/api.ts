@@ -118,15 +118,24 @@ export interface DiffFlameGraph {
   nodes: { parent: number[]; depth: number[]; name: number[]; base_ns: number[]; cur_ns: number[];
     base_share: number[]; cur_share: number[]; delta_pp: number[] };
 }
-export interface CapacityInstance { instance: string; cpu_s: number; profiled_s: number; alive_s: number; vcpu_hours_per_month: number | null }
+export interface CapacityInstance {
+  instance: string; cpu_s: number; sampled_cpu_s: number; unattributed_cpu_s: number; os_cpu_s: number | null; cpu_factor: number | null;
+  profiled_s: number; alive_s: number; vcpu_hours_per_month: number | null;
+}
+/** cpu_s is what capacity used: the OS figure where the sampler ticks on wall time (DESIGN §7). */
 export interface CapacityInputs {
-  cpu_s: number; window_s: number; profiled_s: number; alive_s: number; coverage: number | null;
+  cpu_s: number; sampled_cpu_s: number; unattributed_cpu_s: number; os_cpu_s: number | null; cpu_factor: number | null;
+  cpu_basis: "os" | "samples" | "mixed"; profiles_scaled: number; profiles_unchecked: number; cpu_note: string | null;
+  window_s: number; profiled_s: number; alive_s: number; coverage: number | null;
   instances_alive: number; instances_profiled: number; instances_unprofiled: number;
   hours_per_month: number; note?: string; unprofiled_note?: string | null;
   instances: CapacityInstance[]; instances_truncated: boolean;
 }
 export interface Quality { profiles: number; coverage: number | null; has_data: boolean; instances_alive: number; instances_profiled: number; instances_unprofiled: number; truncated_stacks: number }
-export interface CpuAgreement { sampled_cpu_s: number; os_thread_cpu_s: number; ratio: number | null; warning: string | null; scope: string; profiles?: number }
+export interface CpuAgreement {
+  sampled_cpu_s: number; os_cpu_s: number; os_thread_cpu_s: number | null; ratio: number | null; warning: string | null;
+  scope: string; capacity_uses: "os" | "sampled" | "mixed"; profiles: number;
+}
 export interface ProfileAnswer {
   cpu_agreement?: CpuAgreement | null;
   service: string; type: PType; type_note: string; from: string; to: string; profiles: number;

@@ -141,7 +141,7 @@ export async function servicePage(root: HTMLElement, name: string, q: Params, go
       ? h("p", { "data-testid": "capacity" }, `Capacity: ${fmt.vcpu(p.capacity.vcpu_hours_per_month)} vCPU-hours/month (730 h × ${fmt.num(p.capacity.inputs.cpu_s, 2)} CPU s / ${fmt.num(p.capacity.inputs.window_s)} s window, coverage ${p.capacity.inputs.coverage === null ? "—" : fmt.pct(100 * p.capacity.inputs.coverage, 0)})`)
       : h("p", { "data-testid": "capacity-unavailable" }, `No capacity figure: ${p.capacity_unavailable ?? "unavailable"}`);
     const agree = p.cpu_agreement?.warning
-      ? notice("warn", `Sampled CPU vs OS thread CPU: ratio ${p.cpu_agreement.ratio === null ? "—" : p.cpu_agreement.ratio.toFixed(2)}`, p.cpu_agreement.warning) : null;
+      ? notice("warn", `Sampled CPU vs OS CPU (${p.cpu_agreement.scope}): ratio ${p.cpu_agreement.ratio === null ? "—" : p.cpu_agreement.ratio.toFixed(2)}; ${usesText(p.cpu_agreement.capacity_uses)}`, p.cpu_agreement.warning) : null;
     replace(flameBox, warnings(p.quality.warnings), cap, agree, fg.truncated ? notice("info", "Pruned", "The smallest frames were pruned to the server's 50,000-node budget.") : null, fgv.el);
   }).catch((e) => replace(flameBox, errorBox(e)));
 
@@ -255,24 +255,33 @@ export async function issuePage(root: HTMLElement, id: string, q: Params, go: (p
   }).catch((e) => replace(tlBox, errorBox(e)));
 }
 
-/** Sampled CPU against the CPU the OS accounted to the sampled thread, per window. */
+/** Which figure the capacity took, in words (DESIGN §7). */
+function usesText(uses: api.CpuAgreement["capacity_uses"]): string {
+  return uses === "os" ? "capacity uses the OS's figure"
+    : uses === "sampled" ? "capacity uses the sampled figure" : "capacity uses the OS's figure where the sampler ticks on wall time";
+}
+
+/** Sampled CPU against the CPU the OS accounted to what the profiles cover, per window. */
 function agreement(d: api.DiffAnswer): HTMLElement | null {
   const a = d.cpu_agreement;
   if (!a || (!a.baseline && !a.current)) return null;
   const row = (label: string, x: api.CpuAgreement | null) => h("tr", null, h("th", null, label),
     x ? h("td", { class: "num", "data-testid": `agreement-ratio-${label}` }, x.ratio === null ? "—" : x.ratio.toFixed(2)) : h("td", null, "—"),
     x ? h("td", { class: "num" }, `${fmt.num(x.sampled_cpu_s, 3)} s`) : h("td", null, "—"),
-    x ? h("td", { class: "num" }, `${fmt.num(x.os_thread_cpu_s, 3)} s`) : h("td", null, "—"),
-    h("td", null, x ? x.scope : "no OS CPU reported"));
-  const warns = [["baseline", a.baseline], ["current", a.current]]
-    .filter(([, x]) => x && (x as api.CpuAgreement).warning)
-    .map(([k, x]) => h("li", null, h("strong", null, `${k}: `), (x as api.CpuAgreement).warning!));
+    x ? h("td", { class: "num" }, `${fmt.num(x.os_cpu_s, 3)} s`) : h("td", null, "—"),
+    h("td", null, x ? x.scope : "no OS CPU reported"),
+    h("td", null, x ? usesText(x.capacity_uses) : "—"));
+  const warned = [["baseline", a.baseline], ["current", a.current]]
+    .filter(([, x]) => x && (x as api.CpuAgreement).warning) as [string, api.CpuAgreement][];
+  const warns = warned.map(([k, x]) => h("li", null, h("strong", null, `${k}: `), x.warning!));
+  const sampledOnly = warned.every(([, x]) => x.capacity_uses === "sampled");
   return h("div", { class: "agreement", "data-testid": "cpu-agreement" },
     h("table", { class: "inputs" },
-      h("caption", null, "Sampled CPU vs CPU the OS accounted to the thread (ratio = sampled / OS)"),
-      h("thead", null, h("tr", null, h("th", null, "window"), h("th", { class: "num" }, "ratio"), h("th", { class: "num" }, "sampled CPU"), h("th", { class: "num" }, "OS thread CPU"), h("th", null, "scope"))),
+      h("caption", null, "Sampled CPU vs CPU the OS accounted (ratio = sampled / OS)"),
+      h("thead", null, h("tr", null, h("th", null, "window"), h("th", { class: "num" }, "ratio"), h("th", { class: "num" }, "sampled CPU"), h("th", { class: "num" }, "OS CPU"), h("th", null, "scope"), h("th", null, "capacity"))),
       h("tbody", null, row("baseline", a.baseline), row("current", a.current))),
-    warns.length ? notice("warn", "Sampled CPU disagrees with the OS — the capacity figures use the sampled CPU", h("ul", null, ...warns)) : null);
+    warns.length ? notice("warn", sampledOnly ? "Sampled CPU disagrees with the OS — the capacity figures use the sampled CPU"
+      : "Sampled CPU disagrees with the OS — the capacity figures use the OS's figure", h("ul", null, ...warns)) : null);
 }
 
 function capacityPanel(d: api.DiffAnswer): HTMLElement {
@@ -281,10 +290,13 @@ function capacityPanel(d: api.DiffAnswer): HTMLElement {
       h("strong", null, "No vCPU-hours figure. "), d.capacity_unavailable ?? "unavailable", agreement(d));
   }
   const c = d.capacity;
-  const inputs = (label: string, i: api.CapacityInputs) => h("table", { class: "inputs" },
+  const inputs = (label: string, i: api.CapacityInputs) => h("div", null, h("table", { class: "inputs" },
     h("caption", null, label),
     h("tbody", null, ...([
-      ["CPU seconds (Σ cpu_i)", fmt.num(i.cpu_s, 3)], ["window |W|", fmt.secs(i.window_s)],
+      ["CPU seconds (Σ cpu_i)", fmt.num(i.cpu_s, 3)],
+      ["of which the samples / the OS said", `${fmt.num(i.sampled_cpu_s, 3)} / ${i.os_cpu_s === null ? "—" : fmt.num(i.os_cpu_s, 3)} (factor ${i.cpu_factor === null ? "—" : i.cpu_factor.toFixed(3)}, basis ${i.cpu_basis})`],
+      ["unattributed (the OS saw, no sample did)", fmt.num(i.unattributed_cpu_s, 3)],
+      ["window |W|", fmt.secs(i.window_s)],
       ["profiled (Σ P_i)", fmt.secs(i.profiled_s)], ["alive (Σ A_i)", fmt.secs(i.alive_s)],
       ["coverage (Σ P / Σ A)", i.coverage === null ? "—" : fmt.pct(100 * i.coverage, 1)],
       ["instances alive / profiled / unprofiled", `${i.instances_alive} / ${i.instances_profiled} / ${i.instances_unprofiled}`],
@@ -292,7 +304,8 @@ function capacityPanel(d: api.DiffAnswer): HTMLElement {
     ] as [string, string][]).map(([k, v]) => h("tr", null, h("th", null, k), h("td", null, v)))),
     h("tfoot", null, ...i.instances.map((x) => h("tr", null,
       h("th", null, `instance ${x.instance || "(unnamed)"}`),
-      h("td", null, `cpu ${fmt.num(x.cpu_s, 3)} s · P ${fmt.secs(x.profiled_s)} · A ${fmt.secs(x.alive_s)} → ${fmt.vcpu(x.vcpu_hours_per_month)} vCPU-h/mo`)))));
+      h("td", null, `cpu ${fmt.num(x.cpu_s, 3)} s (sampled ${fmt.num(x.sampled_cpu_s, 3)}, OS ${x.os_cpu_s === null ? "—" : fmt.num(x.os_cpu_s, 3)}) · P ${fmt.secs(x.profiled_s)} · A ${fmt.secs(x.alive_s)} → ${fmt.vcpu(x.vcpu_hours_per_month)} vCPU-h/mo`)))),
+    ), i.cpu_note ? h("p", { class: "muted", "data-testid": "cpu-note" }, i.cpu_note) : null);
   const vb = c.vcpu_hours_per_month.base, vc = c.vcpu_hours_per_month.cur;
   return h("div", { class: "panel capacity", "data-testid": "capacity" },
     h("p", { class: "big" },

@@ -202,6 +202,11 @@ test("the CPU issue: top row equals the API's, capacity with inputs, CPU badge",
   assert.equal(await page.textContent("[data-testid=agreement-ratio-baseline]"), d.cpu_agreement.baseline.ratio.toFixed(2));
   assert.ok((await page.textContent("[data-testid=cpu-agreement]")).includes(d.cpu_agreement.current.warning));
   assert.ok(await page.isVisible("[data-testid=cpu-agreement] .notice.warn"));
+  // V8 ticks on wall time: the capacity took the kernel's figure, and the panel says so
+  assert.equal(d.cpu_agreement.current.capacity_uses, "os");
+  assert.ok((await page.textContent("[data-testid=cpu-agreement]")).includes("capacity uses the OS's figure"));
+  const notes = await page.$$eval("[data-testid=cpu-note]", (els) => els.map((e) => e.textContent));
+  assert.ok(notes.includes(d.capacity.inputs.cur.cpu_note), notes.join(" | "));
   assert.match(await page.textContent("[data-testid=capacity-delta]"), /^ \((0|[+−][\d,]+(\.\d+)?)\)$/);
   for (const w of d.quality.warnings) assert.ok((await page.textContent("[data-testid=quality-warnings]")).includes(w));
   assert.equal(await page.inputValue("[data-testid=window-select]"), "600");

@@ -1,5 +1,6 @@
 // The demo checkout service: GET /checkout prices a cart and renders a receipt.
-// Profiled by @roottrace/node when ROOTTRACE_SERVER is set.
+// Profiled by @roottrace/node when ROOTTRACE_SERVER is set, as service DEMO_SERVICE (default
+// "checkout"; bench/truth runs several).
 'use strict';
 
 const http = require('node:http');
@@ -14,7 +15,7 @@ if (process.env.ROOTTRACE_SERVER) {
   profiler = rt.start({
     server: process.env.ROOTTRACE_SERVER,
     key: process.env.ROOTTRACE_KEY,
-    service: 'checkout',
+    service: process.env.DEMO_SERVICE || 'checkout',
     version,
   });
 }

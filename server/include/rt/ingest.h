@@ -44,14 +44,17 @@ void rt_ingest_params_init(struct rt_ingest_params *p);
 
 /* Parses body into profiles. On success returns 0, sets out[0..*nout) (1 or 2 profiles:
  * a pprof holding both cpu and wall values gives two) which the caller owns and frees with
- * rt_profile_free. Metadata from params is copied into each profile.
+ * rt_profile_free. Metadata from params is copied into each profile, with its producer and
+ * CPU factor settled (rt/producer.h, DESIGN §7).
  * Errors (err->msg says why, nothing is returned):
  *   RT_EMALFORMED  bad protobuf, truncated gzip, string index out of range, folded line
  *                  without a count, empty body, no sample type
  *   RT_ETOOBIG     a limit of lim (decompressed size, samples, locations, strings)
  *   RT_EFORMAT     legacy (pre-protobuf) pprof: convert with `go tool pprof -proto`
  *   RT_ETYPE       sample types that are neither cpu nor wall (named in the message), a
- *                  type= that contradicts the pprof, or no way to tell cpu from wall */
+ *                  type= that contradicts the pprof, or no way to tell cpu from wall
+ *   RT_EINVAL      thread_cpu_ns beyond the profile's duration, or process_cpu_ns beyond
+ *                  1,024 times it (rt_producer_check_os_cpu) */
 int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params *params,
                     const struct rt_ingest_limits *lim, struct rt_profile **out, size_t *nout,
                     struct rt_error *err);

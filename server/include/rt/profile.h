@@ -11,6 +11,8 @@
 #include "rt/intern.h"
 #include "rt/str.h"
 
+struct rt_producer;
+
 /* Profile types (DESIGN §2). CPU and wall clock are never summed together. */
 enum rt_ptype { RT_PTYPE_CPU = 1, RT_PTYPE_WALL = 2 };
 
@@ -55,6 +57,8 @@ struct rt_profile {
     int64_t period_ns;      /* sampling period in ns, 0 = unknown */
     int64_t thread_cpu_ns;  /* main thread's OS-accounted CPU over the profile, -1 = absent */
     int64_t process_cpu_ns; /* process CPU over the profile, -1 = absent */
+    const struct rt_producer *producer; /* who sampled it (rt/producer.h); static, never NULL */
+    double cpu_scale;       /* factor capacity applies to its CPU (rt_producer_cpu_scale), 1 */
     bool has_counts;        /* samples are real counts (samples/count, folded samples, value/period) */
     uint32_t truncated_stacks; /* stacks cut at RT_MAX_STACK_DEPTH */
 

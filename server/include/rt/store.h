@@ -83,6 +83,8 @@ struct rt_profile_meta {
     int64_t value_ns;
     bool has_counts;
     uint32_t truncated_stacks;
+    const char *producer;    /* rt_producer name, never NULL ("" unknown; DESIGN §12) */
+    double cpu_scale;        /* factor capacity scales its CPU by (rt_producer_cpu_scale) */
 };
 
 /* One aggregated row of a stored profile. */
@@ -114,7 +116,8 @@ struct rt_store_window_cb {
                    double value_ns);
     /* Once per stack: its weighted samples and value summed over the profiles. */
     int (*stack)(void *ud, uint32_t stack_id, double samples, double value_ns);
-    /* Once per (instance, leaf frame): the weighted value of the stacks ending in it. */
+    /* Once per (instance, leaf frame): the weighted value of the stacks ending in it, each
+     * profile's times its cpu_scale (capacity's CPU, DESIGN §7). */
     int (*instance_leaf)(void *ud, const char *instance, uint32_t frame_id, double value_ns);
     /* Once per leaf frame: sum over profiles with weighted samples n > 0 of x^2 / n, x the
      * profile's weighted samples of the stacks ending in it (DESIGN §6, overdispersion). */

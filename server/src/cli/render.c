@@ -57,6 +57,27 @@ static void print_header(json_t *j)
            str(j, "type_note"));
 }
 
+/* Where the CPU of an estimate comes from (DESIGN §7): the samples' figure, the OS's, and
+ * which one the estimate takes. */
+static void print_cpu_basis(json_t *in, const char *indent)
+{
+    const char *basis = str(in, "cpu_basis");
+    if (json_is_number(json_object_get(in, "os_cpu_s")))
+        printf("%sCPU by the samples %.6g s, by the OS %.6g s: the estimate uses %s (factor "
+               "%.4g)\n",
+               indent, num(in, "sampled_cpu_s"), num(in, "os_cpu_s"),
+               strcmp(basis, "os") == 0        ? "the OS's figure"
+               : strcmp(basis, "samples") == 0 ? "the samples' figure"
+                                               : "the OS's figure where the sampler ticks on "
+                                                 "wall time, the samples' elsewhere",
+               num(in, "cpu_factor"));
+    if (num(in, "unattributed_cpu_s") > 0)
+        printf("%sof which %.6g s unattributed: the OS accounted it, no sample saw it\n", indent,
+               num(in, "unattributed_cpu_s"));
+    if (json_is_string(json_object_get(in, "cpu_note")))
+        printf("%s%s\n", indent, str(in, "cpu_note"));
+}
+
 /* The inputs of one capacity estimate (DESIGN §7): the window, coverage, and each
  * instance's term 730 x cpu_i x alive_i / profiled_i / window, which sum to the figure. */
 static void print_inputs(json_t *in, const char *indent)
@@ -66,6 +87,7 @@ static void print_inputs(json_t *in, const char *indent)
            indent, num(in, "window_s"), num(in, "cpu_s"), num(in, "profiled_s"),
            num(in, "alive_s"), 100 * num(in, "coverage"), (int)num(in, "instances_profiled"),
            (int)num(in, "instances_unprofiled"));
+    print_cpu_basis(in, indent);
     size_t i;
     json_t *x;
     json_array_foreach(json_object_get(in, "instances"), i, x) {
@@ -111,8 +133,12 @@ static void print_agreement(json_t *a)
         }
         return;
     }
-    printf("CPU agreement (%s): sampled %.3f s, OS thread CPU %.3f s, ratio %.3f%s%s\n",
-           str(a, "scope"), num(a, "sampled_cpu_s"), num(a, "os_thread_cpu_s"), num(a, "ratio"),
+    const char *uses = str(a, "capacity_uses");
+    printf("CPU agreement (%s): sampled %.3f s, OS %.3f s, ratio %.3f; capacity uses %s%s%s\n",
+           str(a, "scope"), num(a, "sampled_cpu_s"), num(a, "os_cpu_s"), num(a, "ratio"),
+           strcmp(uses, "os") == 0        ? "the OS's figure"
+           : strcmp(uses, "sampled") == 0 ? "the sampled figure"
+                                          : "each profile's own basis",
            json_is_string(json_object_get(a, "warning")) ? ": " : "", str(a, "warning"));
 }
 

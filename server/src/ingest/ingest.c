@@ -4,6 +4,7 @@
 
 #include "ingest_internal.h"
 #include "rt/buf.h"
+#include "rt/producer.h"
 
 void rt_ingest_limits_default(struct rt_ingest_limits *lim)
 {
@@ -147,6 +148,20 @@ static int apply_params(struct rt_profile *p, const struct rt_ingest_params *q)
     return 0;
 }
 
+/* Who sampled p, its OS CPU figures checked against its duration, and the factor capacity
+ * scales its CPU by (DESIGN §7; the policy is rt/producer.h's). Returns 0 or RT_EINVAL. */
+static int settle_cpu(struct rt_profile *p, const struct rt_ingest_params *q,
+                      struct rt_error *err)
+{
+    int rc = rt_producer_check_os_cpu(p->duration_ns, p->thread_cpu_ns, p->process_cpu_ns, err);
+    if (rc)
+        return rc;
+    p->producer = rt_producer_of_upload(q->runtime, p->type);
+    int64_t os = rt_producer_os_cpu_ns(p->producer, p->thread_cpu_ns, p->process_cpu_ns);
+    p->cpu_scale = rt_producer_cpu_scale(p->producer, os, p->value_ns);
+    return 0;
+}
+
 /* Parses the body (already within max_compressed) once gunzipped. */
 static int parse_body(const uint8_t *d, size_t len, const struct rt_ingest_params *params,
                       enum rt_ptype want, const struct rt_ingest_limits *lim,
@@ -232,8 +247,8 @@ int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params 
         rc = parse_body(body ? body : "", len, params, want, lim, res, &nres, err);
     }
     for (size_t i = 0; i < nres && rc == 0; i++)
-        if (apply_params(res[i], params))
-            rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+        rc = apply_params(res[i], params) ? rt_error_set(err, RT_ENOMEM, "out of memory")
+                                          : settle_cpu(res[i], params, err);
     if (rc) {
         for (size_t i = 0; i < nres; i++)
             rt_profile_free(res[i]);

@@ -6,6 +6,7 @@
 
 #include "rt/buf.h"
 #include "rt/err.h"
+#include "rt/producer.h"
 #include "rt/profile.h"
 
 struct rt_profile *rt_profile_new(enum rt_ptype t)
@@ -17,6 +18,8 @@ struct rt_profile *rt_profile_new(enum rt_ptype t)
     p->duration_ns = -1;
     p->thread_cpu_ns = -1;
     p->process_cpu_ns = -1;
+    p->producer = rt_producer_of_upload(NULL, t);
+    p->cpu_scale = 1;
     rt_intern_init(&p->frames);
     return p;
 }

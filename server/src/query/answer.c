@@ -308,14 +308,16 @@ static void length_warnings(const struct rt__query_ctx *c, json_t *arr)
                  len[0], len[1]);
         json_array_append_new(arr, json_string(msg));
     }
+    /* the service, not each instance: a deploy replaces one instance by another and the
+     * service stays alive throughout (an average per instance warned of every restart) */
     for (int k = 0; k < 2 && c->type == RT_PTYPE_CPU; k++) {
         const struct rt__query_cap *cap = &c->win[k].cap;
         if (c->win[k].profiles > 0 && cap->window_s > 0 && cap->instances_alive > 0 &&
-            cap->alive_s < 0.5 * cap->window_s * cap->instances_alive) {
+            cap->service_alive_s < 0.5 * cap->window_s) {
             snprintf(msg, sizeof(msg),
-                     "in the %s window the service's instances were alive for %.0f s of "
-                     "%.0f s each: its capacity figure averages over the whole window",
-                     names[k], cap->alive_s / cap->instances_alive, cap->window_s);
+                     "in the %s window the service was alive for %.0f s of %.0f s: its "
+                     "capacity figure averages over the whole window",
+                     names[k], cap->service_alive_s, cap->window_s);
             json_array_append_new(arr, json_string(msg));
         }
     }

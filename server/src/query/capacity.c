@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "query_internal.h"
+#include "rt/buf.h"
 
 /* A profile's interval clipped to the window, for the union P_i. */
 struct span {
@@ -82,6 +83,56 @@ static void union_spans(struct span *spans, size_t n, struct inst_acc *acc)
     }
 }
 
+/* What the CPU of the window and of each instance is made of (DESIGN §7): the samples' own
+ * figure, the OS figures the profiles carried, and how many profiles were scaled to theirs
+ * or could not be checked. os sums are NaN where no profile carried one. */
+static void sum_cpu_sources(const struct rt__query_cap_in *in, struct rt__query_cap_inst *insts,
+                            struct rt__query_cap *out)
+{
+    double sampled = 0, unsampled = 0, os = 0;
+    for (size_t i = 0; i < in->nprofs; i++) {
+        const struct rt__query_prof *p = &in->profs[i];
+        sampled += p->sampled_ns;
+        unsampled += p->unsampled_ns;
+        out->profiles_scaled += p->scaled;
+        out->profiles_unchecked += p->unchecked;
+        if (insts) {
+            insts[p->inst].sampled_ns += p->sampled_ns;
+            insts[p->inst].unsampled_ns += p->unsampled_ns;
+        }
+        if (p->os_ns < 0)
+            continue;
+        os += p->os_ns;
+        out->profiles_os++;
+        if (insts)
+            insts[p->inst].os_ns = (isnan(insts[p->inst].os_ns) ? 0 : insts[p->inst].os_ns) +
+                                   p->os_ns;
+    }
+    out->profiles = in->nprofs > UINT32_MAX ? UINT32_MAX : (uint32_t)in->nprofs;
+    out->sampled_cpu_s = sampled / 1e9;
+    out->unattributed_cpu_s = unsampled / 1e9;
+    out->os_cpu_s = out->profiles_os ? os / 1e9 : NAN;
+}
+
+/* The union of the alive instances' [first, last] spans, ns: how long the service (any of
+ * its instances) was alive in the window. Sorts spans (ninst entries, scratch). */
+static double service_alive_ns(const struct inst_acc *acc, uint32_t ninst, struct span *spans)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < ninst; i++)
+        if (acc[i].alive)
+            spans[n++] = (struct span){0, acc[i].first, acc[i].last};
+    qsort(spans, n, sizeof(*spans), cmp_span);
+    double total = 0;
+    for (size_t i = 0; i < n;) {
+        int64_t lo = spans[i].lo, hi = spans[i].hi;
+        for (i++; i < n && spans[i].lo <= hi; i++)
+            hi = spans[i].hi > hi ? spans[i].hi : hi;
+        total += (double)(hi - lo);
+    }
+    return total;
+}
+
 static void set_availability(const struct rt__query_cap_in *in, struct rt__query_cap *out)
 {
     out->available = false;
@@ -107,7 +158,8 @@ int rt__query_capacity(const struct rt__query_cap_in *in, struct rt__query_cap_i
     out->window_s = in->to_ns > in->from_ns ? (double)(in->to_ns - in->from_ns) / 1e9 : 0;
     out->coverage = NAN;
     struct inst_acc *acc = calloc(in->ninst ? in->ninst : 1, sizeof(*acc));
-    struct span *spans = malloc((in->nprofs ? in->nprofs : 1) * sizeof(*spans));
+    size_t nspans = in->nprofs > in->ninst ? in->nprofs : in->ninst;
+    struct span *spans = malloc((nspans ? nspans : 1) * sizeof(*spans));
     if (!acc || !spans) {
         free(acc);
         free(spans);
@@ -129,8 +181,8 @@ int rt__query_capacity(const struct rt__query_cap_in *in, struct rt__query_cap_i
         double span = a->alive ? (double)a->last - (double)a->first : 0;
         double f = a->covered > 0 ? span / (double)a->covered : 0;
         if (insts)
-            insts[i] = (struct rt__query_cap_inst){0, (double)a->covered / 1e9, span / 1e9, f,
-                                                   a->alive, a->profiled};
+            insts[i] = (struct rt__query_cap_inst){0,          0, 0, NAN, (double)a->covered / 1e9,
+                                                   span / 1e9, f, a->alive, a->profiled};
         if (!a->alive)
             continue;
         out->instances_alive++;
@@ -149,6 +201,8 @@ int rt__query_capacity(const struct rt__query_cap_in *in, struct rt__query_cap_i
         if (a->covered > 0)
             weighted_ns += p->value_ns * ((double)(a->last - a->first) / (double)a->covered);
     }
+    sum_cpu_sources(in, insts, out);
+    out->service_alive_s = service_alive_ns(acc, in->ninst, spans) / 1e9;
     out->cpu_s = cpu_ns / 1e9;
     out->profiled_s = profiled_ns / 1e9;
     out->alive_s = alive_ns / 1e9;
@@ -194,8 +248,15 @@ static int cmp_contribution(const void *a, const void *b, void *ud)
     return strcmp(rt_intern_str(o->names, i), rt_intern_str(o->names, j));
 }
 
-/* One instance's part: {"instance", "cpu_s", "profiled_s", "alive_s", "vcpu_hours_per_month"},
- * the last null when the window's estimate is unavailable. */
+/* cpu / sampled, or null when nothing was sampled. */
+static json_t *factor_json(double cpu, double sampled)
+{
+    return sampled > 0 ? real_or_null(cpu / sampled) : json_null();
+}
+
+/* One instance's part: {"instance", "cpu_s", "sampled_cpu_s", "os_cpu_s", "cpu_factor",
+ * "profiled_s", "alive_s", "vcpu_hours_per_month"}, the last null when the window's estimate
+ * is unavailable, os_cpu_s when its profiles carried no OS figure. */
 static json_t *inst_json(const struct rt__query_cap *cap, const struct rt__query_cap_inst *ci,
                          const char *name)
 {
@@ -204,6 +265,10 @@ static json_t *inst_json(const struct rt__query_cap *cap, const struct rt__query
         return NULL;
     json_object_set_new(o, "instance", rt__query_str_json(name));
     json_object_set_new(o, "cpu_s", json_real(ci->cpu_ns / 1e9));
+    json_object_set_new(o, "sampled_cpu_s", json_real(ci->sampled_ns / 1e9));
+    json_object_set_new(o, "unattributed_cpu_s", json_real(ci->unsampled_ns / 1e9));
+    json_object_set_new(o, "os_cpu_s", real_or_null(ci->os_ns / 1e9));
+    json_object_set_new(o, "cpu_factor", factor_json(ci->cpu_ns, ci->sampled_ns));
     json_object_set_new(o, "profiled_s", json_real(ci->profiled_s));
     json_object_set_new(o, "alive_s", json_real(ci->alive_s));
     json_object_set_new(o, "vcpu_hours_per_month",
@@ -244,6 +309,49 @@ static int set_instances(json_t *o, const struct rt__query_cap *cap,
     return rc;
 }
 
+/* "cpu_basis": where the window's CPU comes from. */
+static const char *cpu_basis(const struct rt__query_cap *cap)
+{
+    if (cap->profiles_scaled == 0)
+        return "samples";
+    return cap->profiles_scaled == cap->profiles ? "os" : "mixed";
+}
+
+/* "cpu_note": what cpu_basis means for this window, or null when there is nothing to say. */
+static void set_cpu_note(json_t *o, const struct rt__query_cap *cap)
+{
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    int rc = 0;
+    if (cap->profiles_scaled)
+        rc = rc || rt_buf_printf(&b,
+                                 "%u of %u profiles come from a sampler that ticks on wall-clock "
+                                 "time: their CPU is the OS's accounting of what each covers "
+                                 "(os_cpu_s), distributed over functions by the samples "
+                                 "(DESIGN §7).",
+                                 cap->profiles_scaled, cap->profiles);
+    if (cap->profiles_unchecked)
+        rc = rc || rt_buf_printf(&b,
+                                 "%s%u profiles from a sampler that ticks on wall-clock time "
+                                 "carry no OS CPU figure (an older SDK, or no /proc): their "
+                                 "sampled CPU is used unchecked, and it reads high where "
+                                 "threads wait for a core.",
+                                 b.len ? " " : "", cap->profiles_unchecked);
+    if (cap->profiles_os > cap->profiles_scaled)
+        rc = rc || rt_buf_printf(&b,
+                                 "%s%u profiles come from a sampler on a CPU-time timer: their "
+                                 "CPU is the samples', compared with the OS figure they carry "
+                                 "(cpu_agreement)%s.",
+                                 b.len ? " " : "", cap->profiles_os - cap->profiles_scaled,
+                                 cap->unattributed_cpu_s > 0
+                                     ? "; what the OS accounted beyond the samples (CPU the "
+                                       "sampler cannot see, such as the Go runtime's sysmon "
+                                       "thread) counts as unattributed_cpu_s, in no function"
+                                     : "");
+    json_object_set_new(o, "cpu_note", !rc && b.len ? json_string(b.data) : json_null());
+    rt_buf_cleanup(&b);
+}
+
 json_t *rt__query_cap_inputs_json(const struct rt__query_cap *cap,
                                   const struct rt__query_cap_inst *insts, uint32_t ninst,
                                   const struct rt_intern *names)
@@ -252,6 +360,14 @@ json_t *rt__query_cap_inputs_json(const struct rt__query_cap *cap,
     if (!o)
         return NULL;
     json_object_set_new(o, "cpu_s", json_real(cap->cpu_s));
+    json_object_set_new(o, "sampled_cpu_s", json_real(cap->sampled_cpu_s));
+    json_object_set_new(o, "unattributed_cpu_s", json_real(cap->unattributed_cpu_s));
+    json_object_set_new(o, "os_cpu_s", real_or_null(cap->os_cpu_s));
+    json_object_set_new(o, "cpu_factor", factor_json(cap->cpu_s, cap->sampled_cpu_s));
+    json_object_set_new(o, "cpu_basis", json_string(cpu_basis(cap)));
+    json_object_set_new(o, "profiles_scaled", json_integer(cap->profiles_scaled));
+    json_object_set_new(o, "profiles_unchecked", json_integer(cap->profiles_unchecked));
+    set_cpu_note(o, cap);
     json_object_set_new(o, "window_s", json_real(cap->window_s));
     json_object_set_new(o, "profiled_s", json_real(cap->profiled_s));
     json_object_set_new(o, "alive_s", json_real(cap->alive_s));

@@ -1,7 +1,8 @@
 /* Data quality of a window (DESIGN §6) and the agreement between sampled CPU and the CPU
- * the OS accounted to the sampled thread (DESIGN §2). */
+ * the OS accounted to what the profiles cover (DESIGN §2, §7). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "query_internal.h"
 
@@ -22,32 +23,60 @@ json_t *rt__query_quality_json(const struct rt__query_ctx *c, int k)
     return o;
 }
 
+/* "capacity_uses" of a window's agreement: whose figure its capacity takes. */
+static const char *capacity_uses(const struct rt__query_win *w)
+{
+    return w->agree_scaled == w->agree_profiles ? "os"
+           : w->agree_scaled == 0               ? "sampled"
+                                                : "mixed";
+}
+
+/* The warning of an agreement whose figures differ by more than the tolerance: why they may
+ * differ, and which one the capacity figures use. */
+static json_t *agreement_warning(const struct rt__query_win *w, const char *scope,
+                                 double sampled, double os)
+{
+    char msg[600];
+    int n = snprintf(msg, sizeof(msg),
+                     "sampled CPU (%.3f s) differs from the CPU the OS accounted to the %s "
+                     "(%.3f s) by more than %.0f %%: ",
+                     sampled, scope, os, RT__QUERY_AGREEMENT_TOLERANCE * 100);
+    const char *uses = capacity_uses(w);
+    const char *why =
+        strcmp(uses, "sampled") == 0
+            ? "its sampler's timer counts CPU time, so the difference is CPU the profile "
+              "cannot see (threads that run no sampled code, such as the Go runtime's sysmon "
+              "thread, or native threads) or lost samples; the capacity figures use the "
+              "sampled CPU, and count what the OS saw beyond it as unattributed CPU"
+            : "its sampler ticks on wall-clock time, so a thread that waits for a core (CPU "
+              "contention, a CPU limit) or blocks synchronously still reads as CPU, and missed "
+              "ticks read as less; the capacity figures use the OS's figure (the kernel's "
+              "accounting is the better witness), the function shares stay the samples'";
+    snprintf(msg + n, sizeof(msg) - (size_t)n, "%s%s", why,
+             strcmp(uses, "mixed") == 0 ? " where the sampler ticks on wall time" : "");
+    return json_string(msg);
+}
+
 json_t *rt__query_agreement_json(const struct rt__query_ctx *c, int k)
 {
     const struct rt__query_win *w = &c->win[k];
     if (c->type != RT_PTYPE_CPU || w->agree_profiles == 0)
         return json_null();
     double sampled = w->agree_sampled_ns / 1e9, os = w->agree_os_ns / 1e9;
+    const char *scope = w->agree_mixed_scope ? "threads and processes of its producers"
+                                             : w->agree_scope;
     json_t *o = json_object();
     if (!o)
         return NULL;
     json_object_set_new(o, "sampled_cpu_s", json_real(sampled));
-    json_object_set_new(o, "os_thread_cpu_s", json_real(os));
+    json_object_set_new(o, "os_cpu_s", json_real(os));
+    json_object_set_new(o, "os_thread_cpu_s", w->agree_any_process ? json_null() : json_real(os));
     json_object_set_new(o, "ratio", os > 0 ? json_real(sampled / os) : json_null());
-    json_t *warning = json_null();
-    if (os > 0 ? fabs(sampled - os) > RT__QUERY_AGREEMENT_TOLERANCE * os : sampled > 0) {
-        char msg[400];
-        snprintf(msg, sizeof(msg),
-                 "sampled CPU (%.3f s) differs from the CPU the OS accounted to the main JS "
-                 "thread (%.3f s) by more than %.0f %%: V8 ticks on wall-clock time, so a "
-                 "thread that waits for a core (CPU contention, a CPU limit) or blocks "
-                 "synchronously still reads as CPU, and missed ticks read as less; the "
-                 "capacity figures use the sampled CPU",
-                 sampled, os, RT__QUERY_AGREEMENT_TOLERANCE * 100);
-        warning = json_string(msg);
-    }
-    json_object_set_new(o, "warning", warning);
-    json_object_set_new(o, "scope", json_string("main JS thread"));
+    bool differ = os > 0 ? fabs(sampled - os) > RT__QUERY_AGREEMENT_TOLERANCE * os : sampled > 0;
+    json_object_set_new(o, "warning",
+                        differ ? agreement_warning(w, scope, sampled, os) : json_null());
+    json_object_set_new(o, "scope", json_string(scope));
+    json_object_set_new(o, "capacity_uses", json_string(capacity_uses(w)));
     json_object_set_new(o, "profiles", json_integer(w->agree_profiles));
     return o;
 }

@@ -75,12 +75,19 @@ struct rt__query_stack {
     double value[2];       /* weighted value (ns) per window */
 };
 
-/* One profile of a window, as capacity needs it (DESIGN §7). */
+/* One profile of a window, as capacity needs it (DESIGN §7). Values are weighted by the
+ * profile's overlap with the window. */
 struct rt__query_prof {
     uint32_t inst;         /* instance index */
     int64_t start_ns;      /* profile start, Unix ns */
     int64_t duration_ns;   /* -1 unknown, 0 zero */
-    double value_ns;       /* its value weighted by its overlap with the window */
+    double value_ns;       /* capacity's CPU: the sampled value times its cpu_scale, plus
+                              unsampled_ns */
+    double sampled_ns;     /* the sampled value */
+    double unsampled_ns;   /* CPU the OS saw beyond a CPU-timer sampler's (unattributed) */
+    double os_ns;          /* the OS CPU that covers what it sampled; -1 none */
+    bool scaled;           /* value_ns is the OS figure (a wall-ticking sampler, §7) */
+    bool unchecked;        /* a wall-ticking sampler without an OS figure: sampled, unchecked */
 };
 
 /* One instance's poll evidence inside a window (rt_store_scan_liveness). */
@@ -103,7 +110,10 @@ struct rt__query_cap_in {
  * cpu_ns, covered and alive give the window's cpu_s, profiled_s and alive_s, and
  * cpu_ns * factor gives its vcpu_hours_per_month (times 730 / |W|). */
 struct rt__query_cap_inst {
-    double cpu_ns;           /* cpu_i: its profiles' weighted values */
+    double cpu_ns;           /* cpu_i: its profiles' weighted values (capacity's CPU) */
+    double sampled_ns;       /* of which the samples said */
+    double unsampled_ns;     /* of which in no function: the OS saw it, the samples did not */
+    double os_ns;            /* the OS figures its profiles carried; NaN when none did */
     double profiled_s;       /* P_i */
     double alive_s;          /* A_i */
     double factor;           /* A_i / P_i, 0 when unprofiled */
@@ -115,10 +125,18 @@ struct rt__query_cap {
     bool available;          /* false: vcpu_hours_per_month is absent, reason says why */
     const char *reason;      /* static string, NULL when available */
     double vcpu_hours_per_month;
-    double cpu_s;            /* sum of weighted CPU seconds */
+    double cpu_s;            /* sum of weighted CPU seconds (the OS figure where scaled) */
+    double sampled_cpu_s;    /* of which the samples said */
+    double unattributed_cpu_s; /* of which in no function (rt_producer_unsampled_ns) */
+    double os_cpu_s;         /* the OS figures the profiles carried; NaN when none did */
+    uint32_t profiles;           /* profiles in the window */
+    uint32_t profiles_scaled;    /* profiles whose CPU is the OS figure */
+    uint32_t profiles_unchecked; /* wall-ticking profiles without an OS figure */
+    uint32_t profiles_os;        /* profiles carrying an OS figure */
     double window_s;         /* |W| */
     double profiled_s;       /* sum of P_i */
     double alive_s;          /* sum of A_i */
+    double service_alive_s;  /* union of the instances' alive spans (any instance alive) */
     double coverage;         /* profiled_s / alive_s; NaN when alive_s is 0 */
     uint32_t instances_alive, instances_profiled, instances_unprofiled;
 };
@@ -137,9 +155,13 @@ struct rt__query_win {
     size_t nprofs, cap_profs;
     struct rt__query_live *live;   /* poll evidence */
     size_t nlive, cap_live;
-    double agree_sampled_ns;       /* weighted value of profiles carrying thread_cpu_ns */
-    double agree_os_ns;            /* their weighted thread_cpu_ns */
-    uint32_t agree_profiles;       /* how many profiles carried it */
+    double agree_sampled_ns;       /* weighted value of profiles carrying an OS CPU figure */
+    double agree_os_ns;            /* their weighted OS CPU (rt_producer_os_cpu_ns) */
+    uint32_t agree_profiles;       /* how many profiles carried one */
+    uint32_t agree_scaled;         /* of which capacity takes the OS figure for */
+    const char *agree_scope;       /* what the figures cover ("main JS thread"); static */
+    bool agree_mixed_scope;        /* profiles of different scopes */
+    bool agree_any_process;        /* some figure is a process's, not a thread's */
     struct rt__query_cap_inst *inst_cap; /* per instance (ctx->insts order) after finish */
     struct rt__query_cap cap;      /* after finish */
 };

@@ -7,6 +7,7 @@
 
 #include "query_internal.h"
 #include "rt/buf.h"
+#include "rt/producer.h"
 
 double rt__query_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns, int64_t to_ns)
 {
@@ -185,16 +186,17 @@ static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn
     return 0;
 }
 
-/* Folds the current profile's per-function accumulators into window k. */
+/* Folds the current profile's per-function accumulators into window k; capacity's share of
+ * each is its value times the profile's cpu_scale (DESIGN §7). */
 static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t ntouched,
-                         double n_i)
+                         double n_i, double cpu_scale)
 {
     for (uint32_t t = 0; t < ntouched; t++) {
         struct rt__query_fn *f = &c->fns[c->touched[t]];
         if (n_i > 0)
             f->s2[k] += f->acc_s * f->acc_s / n_i;
         if (c->type == RT_PTYPE_CPU && f->acc_v != 0) {
-            int rc = add_instfn(c, k, inst, c->touched[t], f->acc_v);
+            int rc = add_instfn(c, k, inst, c->touched[t], f->acc_v * cpu_scale);
             if (rc)
                 return rc;
         }
@@ -202,8 +204,10 @@ static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t
     return 0;
 }
 
+/* The window's counts, and its CPU agreement input (DESIGN §2, §7) when the profile carries
+ * the OS figure that covers what its producer sampled. */
 static void add_meta(struct rt__query_win *w, const struct rt_profile_meta *m, double weight,
-                     double n_i, double v_i)
+                     double n_i, double v_i, const struct rt_producer *prod, int64_t os)
 {
     w->profiles++;
     if (n_i > 0)
@@ -213,11 +217,40 @@ static void add_meta(struct rt__query_win *w, const struct rt_profile_meta *m, d
     w->all_counts = w->all_counts && m->has_counts;
     w->any_counts = w->any_counts || m->has_counts;
     w->truncated_stacks += m->truncated_stacks;
-    if (m->thread_cpu_ns >= 0) {
-        w->agree_sampled_ns += v_i;
-        w->agree_os_ns += weight * (double)m->thread_cpu_ns;
-        w->agree_profiles++;
-    }
+    if (os < 0)
+        return;
+    const char *scope = rt_producer_scope(prod, m->thread_cpu_ns);
+    if (w->agree_scope && strcmp(w->agree_scope, scope) != 0)
+        w->agree_mixed_scope = true;
+    w->agree_scope = scope;
+    w->agree_sampled_ns += v_i;
+    w->agree_os_ns += weight * (double)os;
+    w->agree_profiles++;
+    w->agree_scaled += rt_producer_is_scaled(prod);
+    w->agree_any_process |= !rt_producer_os_is_thread(prod, m->thread_cpu_ns);
+}
+
+/* Adds profile m (weight > 0, its weighted samples n_i and value v_i) to window k's counts
+ * and capacity input. Returns 0 or RT_ENOMEM; *inst is its instance index. */
+static int add_prof(struct rt__query_ctx *c, int k, const struct rt_profile_meta *m,
+                    double weight, double n_i, double v_i, uint32_t *inst)
+{
+    struct rt__query_win *w = &c->win[k];
+    int rc = rt_intern_get(&c->insts, rt_str_from(m->instance ? m->instance : ""), inst);
+    if (!rc)
+        rc = rt_array_grow((void **)&w->profs, &w->cap_profs, w->nprofs + 1, sizeof(*w->profs));
+    if (rc)
+        return rc;
+    const struct rt_producer *prod = rt_producer_by_name(m->producer);
+    int64_t os = rt_producer_os_cpu_ns(prod, m->thread_cpu_ns, m->process_cpu_ns);
+    add_meta(w, m, weight, n_i, v_i, prod, os);
+    bool scaled = rt_producer_is_scaled(prod);
+    double unsampled = weight * rt_producer_unsampled_ns(prod, os, m->value_ns);
+    w->profs[w->nprofs++] = (struct rt__query_prof){
+        *inst,     m->time_ns, m->duration_ns, v_i * m->cpu_scale + unsampled,
+        v_i,       unsampled,  os >= 0 ? weight * (double)os : -1,
+        scaled && os >= 0,     scaled && os < 0};
+    return 0;
 }
 
 int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profile_meta *m,
@@ -229,8 +262,6 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
         return 0;
     uint32_t inst;
     int rc = rt_intern_get(&c->insts, rt_str_from(m->instance ? m->instance : ""), &inst);
-    if (!rc)
-        rc = rt_array_grow((void **)&w->profs, &w->cap_profs, w->nprofs + 1, sizeof(*w->profs));
     if (rc)
         return rc;
     next_stamp(c);
@@ -253,12 +284,8 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
         if (rc)
             return rc;
     }
-    rc = flush_touched(c, k, inst, ntouched, n_i);
-    if (rc)
-        return rc;
-    add_meta(w, m, weight, n_i, v_i);
-    w->profs[w->nprofs++] = (struct rt__query_prof){inst, m->time_ns, m->duration_ns, v_i};
-    return 0;
+    rc = flush_touched(c, k, inst, ntouched, n_i, m->cpu_scale);
+    return rc ? rc : add_prof(c, k, m, weight, n_i, v_i, &inst);
 }
 
 int rt__query_add_liveness(struct rt__query_ctx *c, int k, const char *instance,
@@ -381,16 +408,8 @@ static int agg_profile(void *ud, const struct rt_profile_meta *m, double weight,
                        double v_i)
 {
     struct scan_ud *u = ud;
-    struct rt__query_win *w = &u->c->win[u->k];
     uint32_t inst;
-    int rc = rt_intern_get(&u->c->insts, rt_str_from(m->instance ? m->instance : ""), &inst);
-    if (!rc)
-        rc = rt_array_grow((void **)&w->profs, &w->cap_profs, w->nprofs + 1, sizeof(*w->profs));
-    if (rc)
-        return rc;
-    add_meta(w, m, weight, n_i, v_i);
-    w->profs[w->nprofs++] = (struct rt__query_prof){inst, m->time_ns, m->duration_ns, v_i};
-    return 0;
+    return add_prof(u->c, u->k, m, weight, n_i, v_i, &inst);
 }
 
 static int agg_stack(void *ud, uint32_t stack_id, double samples, double value_ns)

@@ -52,9 +52,18 @@ static const char *const schema_v1[] = {
     NULL,
 };
 
+/* Version 1 -> 2: each profile records who sampled it (rt/producer.h) and the factor capacity
+ * scales its CPU by (DESIGN §7), appended after row_leaves (write_profile writes them last).
+ * Rows stored before read '' and 1: an unknown producer, compared and never rescaled, as in
+ * the SQLite backend. 18.16 has no ADD COLUMN IF NOT EXISTS: add_columns checks first. */
+static const char *const columns_v2[][2] = {
+    {"producer", "String DEFAULT ''"},
+    {"cpu_scale", "Float64 DEFAULT 1"},
+};
+
 /* migrations[v] takes the database from version v to v + 1; statements are idempotent
  * (IF NOT EXISTS), since two nodes may migrate at once. */
-static const char *const *const migrations[RT__CH_SCHEMA_VERSION] = {schema_v1};
+static const char *const *const migrations[RT__CH_SCHEMA_VERSION] = {schema_v1, NULL};
 
 /* Splits "clickhouse:http://HOST:PORT/DB[?settings]" into ch->url and ch->db. */
 static int parse_uri(struct rt__ch *ch, const char *uri, struct rt_error *err)
@@ -118,6 +127,48 @@ static int schema_version(struct rt__ch *ch, int64_t *v, struct rt_error *err)
     return rc;
 }
 
+/* Whether table profiles has column name. */
+static int has_column(struct rt__ch *ch, const char *name, bool *has, struct rt_error *err)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT count() FROM system.columns WHERE database = currentDatabase() AND "
+             "table = 'profiles' AND name = '%s' FORMAT TabSeparated", name);
+    struct rt_buf out;
+    rt_buf_init(&out, 0);
+    int rc = rt__ch_exec(ch, sql, NULL, 0, &out, err);
+    if (!rc)
+        *has = strtoll(out.data ? out.data : "0", NULL, 10) > 0;
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+/* Adds version 2's columns that profiles lacks. Two nodes may migrate at once: an ALTER that
+ * fails because the other added the column meanwhile is fine once the column is there. */
+static int add_columns_v2(struct rt__ch *ch, struct rt_error *err)
+{
+    for (size_t i = 0; i < sizeof(columns_v2) / sizeof(columns_v2[0]); i++) {
+        bool has = false;
+        if (has_column(ch, columns_v2[i][0], &has, err))
+            return err->code;
+        if (has)
+            continue;
+        char sql[256];
+        snprintf(sql, sizeof(sql), "ALTER TABLE profiles ADD COLUMN %s %s", columns_v2[i][0],
+                 columns_v2[i][1]);
+        struct rt_error alter = {0};
+        if (rt__ch_exec(ch, sql, NULL, 0, NULL, &alter) == 0)
+            continue;
+        if (has_column(ch, columns_v2[i][0], &has, err))
+            return err->code;
+        if (!has) {
+            *err = alter;
+            return err->code;
+        }
+    }
+    return 0;
+}
+
 /* Brings the schema to RT__CH_SCHEMA_VERSION. */
 static int migrate(struct rt__ch *ch, struct rt_error *err)
 {
@@ -135,9 +186,11 @@ static int migrate(struct rt__ch *ch, struct rt_error *err)
                             "ClickHouse schema version %lld is newer than this roottrace's (%d)",
                             (long long)v, RT__CH_SCHEMA_VERSION);
     for (; v < RT__CH_SCHEMA_VERSION; v++) {
-        for (const char *const *sql = migrations[v]; *sql; sql++)
+        for (const char *const *sql = migrations[v]; sql && *sql; sql++)
             if (rt__ch_exec(ch, *sql, NULL, 0, NULL, err))
                 return err->code;
+        if (v == 1 && add_columns_v2(ch, err))
+            return err->code;
         char ins[128];
         snprintf(ins, sizeof(ins), "INSERT INTO schema_version VALUES (%d, %lld)", (int)v + 1,
                  (long long)rt_time_now_ns());

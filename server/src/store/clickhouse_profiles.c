@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clickhouse_int.h"
+#include "rt/producer.h"
 #include "rt/str.h"
 #include "rt/timeutil.h"
 
@@ -244,6 +245,9 @@ static int write_profile(struct put_ctx *c, const struct rt_profile *p, int64_t 
     rc = rc || rt__ch_w_uvarint(b, n);
     for (size_t i = 0; !rc && i < n; i++)
         rc = rt__ch_w_u64(b, c->rows[i].leaf);
+    /* schema v2's columns, appended to the table by its migration */
+    rc = rc || rt__ch_w_cstr(b, p->producer ? p->producer->name : "") ||
+         rt__ch_w_f64(b, p->cpu_scale);
     return rc ? RT_ENOMEM : 0;
 }
 

@@ -11,7 +11,7 @@
 /* One profile of the answer. */
 struct sprof {
     struct rt_profile_meta m;       /* strings set after parsing */
-    size_t pid, inst, ver;          /* offsets of the strings in scan_ctx.strs */
+    size_t pid, inst, ver, prod;    /* offsets of the strings in scan_ctx.strs */
     bool has_pid, has_ver;
     size_t row_off, nrows;          /* its rows in scan_ctx.stacks/samples/values */
 };
@@ -94,6 +94,9 @@ static int read_profile(struct scan_ctx *c, struct rt__ch_rd *r)
         c->values[c->nrows + i] = rt__ch_rd_i64(r);
     if (rc)
         return rc;
+    if (read_str(c, r, &p->prod))
+        return RT_ENOMEM;
+    p->m.cpu_scale = rt__ch_rd_f64(r);
     if (n2 != n || n3 != n || r->bad)
         return RT_EMALFORMED;
     p->row_off = c->nrows;
@@ -131,7 +134,8 @@ static int scan_sql(struct rt_buf *b, const struct rt_store_filter *f)
     int rc = rt_buf_puts(b, "SELECT id, has_pid, profile_id, instance, has_version, version, "
                             "time_ns, duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, "
                             "samples, value_ns, has_counts, truncated_stacks, stacks, "
-                            "row_samples, row_values FROM profiles WHERE ");
+                            "row_samples, row_values, producer, cpu_scale FROM profiles "
+                            "WHERE ");
     rc = rc || rt__ch_filter_sql(b, f);
     rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup FORMAT RowBinary");
     return rc ? RT_ENOMEM : 0;
@@ -318,6 +322,7 @@ static int deliver(struct scan_ctx *c, rt_store_profile_cb cb, void *ud, struct 
         p->m.profile_id = p->has_pid ? c->strs.data + p->pid : NULL;
         p->m.instance = c->strs.data + p->inst;
         p->m.version = p->has_ver ? c->strs.data + p->ver : NULL;
+        p->m.producer = c->strs.data + p->prod;
         ret = cb(ud, &p->m, rows, p->nrows);
     }
     free(rows);

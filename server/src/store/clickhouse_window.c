@@ -33,7 +33,7 @@ static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const cha
         "(SELECT %s FROM (SELECT id, has_pid, profile_id, instance, has_version, version, "
         "time_ns, duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
         "has_counts, truncated_stacks, stacks, row_samples, row_values, row_leaves, "
-        "if(duration_ns <= 0, toFloat64(time_ns >= %lld AND time_ns < %lld), "
+        "producer, cpu_scale, if(duration_ns <= 0, toFloat64(time_ns >= %lld AND time_ns < %lld), "
         "greatest(toInt64(0), least(end_ns, %lld) - greatest(time_ns, %lld)) / duration_ns) "
         "AS w FROM profiles WHERE ",
         cols, from, to, to, from);
@@ -63,7 +63,8 @@ static int profiles(struct rt_store *s, const struct rt_store_filter *f,
     int rc = run(s->be, f,
                  "SELECT id, has_pid, profile_id, instance, has_version, version, time_ns, "
                  "duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
-                 "has_counts, truncated_stacks, w, arraySum(arrayMap(r -> r * w, row_samples)), "
+                 "has_counts, truncated_stacks, producer, cpu_scale, w, "
+                 "arraySum(arrayMap(r -> r * w, row_samples)), "
                  "arraySum(arrayMap(r -> toFloat64(r) * w, row_values)) FROM ",
                  "*", ONE_THREAD, &out, err);
     struct rt__ch_rd r;
@@ -85,6 +86,8 @@ static int profiles(struct rt_store *s, const struct rt_store_filter *f,
         m.value_ns = rt__ch_rd_i64(&r);
         m.has_counts = rt__ch_rd_u8(&r) != 0;
         m.truncated_stacks = rt__ch_rd_u32(&r);
+        size_t prod = rt__ch_strs_read(&strs, &r);
+        m.cpu_scale = rt__ch_rd_f64(&r);
         double w = rt__ch_rd_f64(&r), n = rt__ch_rd_f64(&r), v = rt__ch_rd_f64(&r);
         if (r.bad) {
             rc = rt__ch_bad_response("a window's profiles", err);
@@ -93,6 +96,7 @@ static int profiles(struct rt_store *s, const struct rt_store_filter *f,
         m.profile_id = rt__ch_strs_get(&strs, pid, !has_pid);
         m.instance = rt__ch_strs_get(&strs, inst, false);
         m.version = rt__ch_strs_get(&strs, ver, !has_ver);
+        m.producer = rt__ch_strs_get(&strs, prod, false);
         rc = cb->profile(ud, &m, w, n, v);
     }
     rt_buf_cleanup(&strs.buf);
@@ -148,14 +152,15 @@ static int stacks(struct rt_store *s, const struct rt_store_filter *f,
     return rc;
 }
 
-/* Weighted values per (instance, leaf frame). */
+/* Weighted values per (instance, leaf frame), each profile's scaled by its cpu_scale. */
 static int instance_leaves(struct rt_store *s, const struct rt_store_filter *f,
                            const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
     struct rt_buf out;
     rt_buf_init(&out, RT__CH_MAX_RESPONSE);
-    int rc = run(s->be, f, "SELECT instance, leaf, sum(toFloat64(v) * w) FROM (SELECT "
-                           "instance, row_leaves, row_samples, row_values, w FROM ",
+    int rc = run(s->be, f, "SELECT instance, leaf, sum(toFloat64(v) * w * cpu_scale) FROM "
+                           "(SELECT instance, row_leaves, row_samples, row_values, w, cpu_scale "
+                           "FROM ",
                  "*", ") ARRAY JOIN row_leaves AS leaf, row_samples AS s, row_values AS v "
                  "WHERE s != 0 OR v != 0 GROUP BY instance, leaf ORDER BY instance, leaf"
                  ONE_THREAD, &out, err);

@@ -11,7 +11,7 @@
 
 #include "sqlite_int.h"
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 #define BUSY_TIMEOUT_MS 10000
 #define MAX_IDLE_READERS 8
 
@@ -83,8 +83,17 @@ static const char migrate_v2[] =
     " action TEXT NOT NULL, target TEXT NOT NULL, detail TEXT);"
     "CREATE INDEX audit_at ON audit(at_ns);";
 
+/* Version 2 -> 3: each profile records who sampled it (rt/producer.h) and the factor that
+ * capacity scales its CPU by (DESIGN §7). Profiles stored before keep an unknown producer and
+ * a factor of 1: their CPU is compared with the OS figure they carry, never rescaled after
+ * the fact (docs/decisions.md). */
+static const char migrate_v3[] =
+    "ALTER TABLE profiles ADD COLUMN producer TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE profiles ADD COLUMN cpu_scale REAL NOT NULL DEFAULT 1;";
+
 /* Migrations: migrations[v] takes a database from version v to v + 1. */
-static const char *const migrations[SCHEMA_VERSION] = {rt__sqlite_schema_v1, migrate_v2};
+static const char *const migrations[SCHEMA_VERSION] = {rt__sqlite_schema_v1, migrate_v2,
+                                                       migrate_v3};
 
 int rt__sqlite_fail(struct rt__sqlite_conn *c, int rc, const char *what, struct rt_error *err)
 {

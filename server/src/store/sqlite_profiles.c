@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rt/producer.h"
 #include "rt/str.h"
 #include "rt/timeutil.h"
 #include "sqlite_int.h"
@@ -276,6 +277,8 @@ static int insert_profile(struct put_ctx *c, const struct rt_profile *p, int64_t
     sqlite3_bind_int64(st, 16, c->now_ns);
     sqlite3_bind_int64(st, 17, (int64_t)nrows);
     sqlite3_bind_blob(st, 18, c->blob.data, (int)c->blob.len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 19, p->producer ? p->producer->name : "", -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 20, p->cpu_scale);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -397,6 +400,10 @@ static void read_meta(sqlite3_stmt *st, struct rt_profile_meta *m)
     m->value_ns = sqlite3_column_int64(st, 10);
     m->has_counts = sqlite3_column_int(st, 11) != 0;
     m->truncated_stacks = (uint32_t)sqlite3_column_int64(st, 12);
+    m->producer = rt__sqlite_text(st, 14);
+    if (!m->producer)
+        m->producer = "";
+    m->cpu_scale = sqlite3_column_double(st, 15);
 }
 
 int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,

@@ -7,6 +7,7 @@
 
 #include "rt/err.h"
 #include "rt/ingest.h"
+#include "rt/producer.h"
 #include "slurp.h"
 #include "test.h"
 
@@ -126,9 +127,72 @@ static void test_other_formats_refused(void)
     CHECK_INT(parse("{\"nodes\":[]}", 12, RT_FMT_PPROF, NULL, &e, NULL), RT_EMALFORMED);
 }
 
+/* Parses folded text "main;work 4" (4 samples of 10 ms, 40 ms sampled) as a cpu upload from
+ * runtime (NULL = absent) over duration_ns with the OS figures given (-1 = absent). */
+static int parse_cpu(const char *runtime, int64_t duration_ns, int64_t thread_cpu_ns,
+                     int64_t process_cpu_ns, struct rt_profile **out, struct rt_error *e)
+{
+    struct rt_ingest_params q;
+    struct rt_profile *ps[2];
+    size_t n = 0;
+    rt_ingest_params_init(&q);
+    q.format = RT_FMT_FOLDED;
+    q.type = "cpu";
+    q.period_ns = 10000000;
+    q.runtime = runtime;
+    q.duration_ns = duration_ns;
+    q.thread_cpu_ns = thread_cpu_ns;
+    q.process_cpu_ns = process_cpu_ns;
+    rt_error_clear(e);
+    int rc = rt_ingest_parse("main;work 4\n", 12, &q, NULL, ps, &n, e);
+    if (rc == 0) {
+        CHECK_INT(n, 1);
+        *out = ps[0];
+    }
+    return rc;
+}
+
+/* Who sampled a profile and its CPU factor are settled at ingest (rt/producer.h, DESIGN §7):
+ * a Node upload is scaled to its main thread's OS figure, a Go one only compared, an upload
+ * of an unknown runtime neither; and OS figures past the wall clock are refused. */
+static void test_producer_and_os_cpu(void)
+{
+    struct rt_error e;
+    struct rt_profile *p = NULL;
+    CHECK_INT(parse_cpu("node", 1000000000LL, 30000000, 90000000, &p, &e), 0);
+    CHECK_STR(p->producer->name, "roottrace-node");
+    CHECK_NEAR(p->cpu_scale, 0.75, 1e-15); /* 30 ms of thread CPU over 40 ms sampled */
+    CHECK_INT(p->thread_cpu_ns, 30000000);
+    CHECK_INT(p->process_cpu_ns, 90000000);
+    rt_profile_free(p);
+    CHECK_INT(parse_cpu("go", 1000000000LL, -1, 30000000, &p, &e), 0);
+    CHECK_STR(p->producer->name, "roottrace-go");
+    CHECK_NEAR(p->cpu_scale, 1, 0);
+    rt_profile_free(p);
+    CHECK_INT(parse_cpu(NULL, 1000000000LL, 30000000, -1, &p, &e), 0);
+    CHECK_STR(p->producer->name, "");
+    CHECK_NEAR(p->cpu_scale, 1, 0);
+    rt_profile_free(p);
+    /* a Node profile whose /proc read failed: sampled CPU, unchecked */
+    CHECK_INT(parse_cpu("node", 1000000000LL, -1, 90000000, &p, &e), 0);
+    CHECK_NEAR(p->cpu_scale, 1, 0);
+    rt_profile_free(p);
+    /* one thread cannot run 2 s in a 1 s profile; a process may, up to 1,024 CPUs */
+    CHECK_INT(parse_cpu("node", 1000000000LL, 2000000000LL, -1, &p, &e), RT_EINVAL);
+    CHECK(strstr(e.msg, "thread_cpu_ns 2000000000 exceeds") != NULL);
+    CHECK_INT(parse_cpu("go", 1000000000LL, -1, 2000000000LL, &p, &e), 0);
+    rt_profile_free(p);
+    CHECK_INT(parse_cpu("go", 1000000000LL, -1, 1100LL * 1000000000LL, &p, &e), RT_EINVAL);
+    CHECK(strstr(e.msg, "process_cpu_ns") != NULL);
+    /* without a duration there is nothing to check against */
+    CHECK_INT(parse_cpu("node", -1, 2000000000LL, -1, &p, &e), 0);
+    rt_profile_free(p);
+}
+
 int main(void)
 {
     RUN(test_empty_body);
     RUN(test_other_formats_refused);
+    RUN(test_producer_and_os_cpu);
     return TEST_DONE();
 }

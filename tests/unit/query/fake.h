@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "query/query_internal.h"
+#include "rt/producer.h"
 
 #define FAKE_FRAME_BASE 1000u /* frame ids start here, so ids are not indexes */
 #define FAKE_STACK_BASE 500u  /* stack ids likewise */
@@ -104,6 +105,9 @@ struct fmeta {
     bool no_counts;          /* has_counts false */
     int64_t thread_cpu_ns;   /* 0 = absent (tests use -1 semantics through this) */
     bool has_thread_cpu;
+    const char *producer;    /* rt_producer name; NULL: unknown */
+    int64_t process_cpu_ns;  /* absent unless has_process_cpu */
+    bool has_process_cpu;
 };
 
 static inline int fake_add(struct rt__query_ctx *c, struct fake *f, int k, const struct fmeta *fm,
@@ -116,7 +120,7 @@ static inline int fake_add(struct rt__query_ctx *c, struct fake *f, int k, const
     m.duration_ns = fm->duration_ns;
     m.period_ns = 10000000;
     m.thread_cpu_ns = fm->has_thread_cpu ? fm->thread_cpu_ns : -1;
-    m.process_cpu_ns = -1;
+    m.process_cpu_ns = fm->has_process_cpu ? fm->process_cpu_ns : -1;
     m.has_counts = !fm->no_counts;
     for (size_t i = 0; i < n; i++) {
         r[i].stack_id = fake_stack(f, rows[i].stack);
@@ -125,6 +129,11 @@ static inline int fake_add(struct rt__query_ctx *c, struct fake *f, int k, const
         m.samples += rows[i].samples;
         m.value_ns += rows[i].value_ns;
     }
+    /* as ingest settles it (rt/producer.h) */
+    const struct rt_producer *prod = rt_producer_by_name(fm->producer);
+    m.producer = prod->name;
+    m.cpu_scale = rt_producer_cpu_scale(
+        prod, rt_producer_os_cpu_ns(prod, m.thread_cpu_ns, m.process_cpu_ns), m.value_ns);
     int rc = rt__query_add_profile(c, k, &m, r, n);
     free(r);
     return rc;
@@ -160,6 +169,17 @@ static inline double jreal(const json_t *o, const char *key)
 static inline long long jint(const json_t *o, const char *key)
 {
     return (long long)json_integer_value(json_object_get(o, key));
+}
+
+/* The entry of an answer's "functions" named name, or NULL. */
+static inline json_t *jfn(json_t *out, const char *name)
+{
+    size_t i;
+    json_t *fn;
+    json_array_foreach(json_object_get(out, "functions"), i, fn)
+        if (strcmp(json_string_value(json_object_get(fn, "name")), name) == 0)
+            return fn;
+    return NULL;
 }
 
 #define S_NS 1000000000LL

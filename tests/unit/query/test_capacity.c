@@ -11,8 +11,9 @@
 
 static struct rt__query_prof prof(uint32_t inst, double start_s, double dur_s, double cpu_s)
 {
-    struct rt__query_prof p = {inst, (int64_t)llround(start_s * S),
-                               dur_s < 0 ? -1 : (int64_t)llround(dur_s * S), cpu_s * S};
+    struct rt__query_prof p = {inst,      (int64_t)llround(start_s * S),
+                               dur_s < 0 ? -1 : (int64_t)llround(dur_s * S),
+                               cpu_s * S, cpu_s * S, 0, -1, false, false};
     return p;
 }
 

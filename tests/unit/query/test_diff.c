@@ -48,7 +48,7 @@ static void add60(struct rt__query_ctx *c, struct fake *f, int k, double start_s
     struct frow rows[64];
     for (size_t i = 0; i < n; i++)
         rows[i] = (struct frow){stacks[i], counts[i], (int64_t)llround(counts[i] * 10 * MS_NS)};
-    struct fmeta m = {"i1", (int64_t)(start_s * S_NS), 60 * S_NS, no_counts, 0, false};
+    struct fmeta m = {"i1", (int64_t)(start_s * S_NS), 60 * S_NS, no_counts, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(c, f, k, &m, rows, n), 0);
 }
 
@@ -330,18 +330,6 @@ static void test_aa_runs(void)
 
 /* ---- the JSON answer of a diff ---- */
 
-static json_t *fn_json(json_t *out, const char *name)
-{
-    size_t i;
-    json_t *fn;
-    json_array_foreach(json_object_get(out, "functions"), i, fn)
-    {
-        if (strcmp(jstr(fn, "name"), name) == 0)
-            return fn;
-    }
-    return NULL;
-}
-
 /* Diff JSON: ordering, fields, truncation with a limit, the differential flame graph. */
 static void test_diff_json(void)
 {
@@ -421,7 +409,7 @@ static void test_baseline_missing(void)
     json_t *out = rt__query_diff_json(&c, "shop", 1000, NULL, NULL);
     CHECK(json_is_true(json_object_get(out, "baseline_missing")));
     CHECK(json_is_null(json_object_get(out, "issue")));
-    json_t *a = fn_json(out, "a");
+    json_t *a = jfn(out, "a");
     CHECK(a && json_is_true(json_object_get(a, "new")));
     CHECK(a && json_is_false(json_object_get(a, "significant")));
     CHECK(a && json_is_null(json_object_get(json_object_get(a, "vcpu_hours_per_month"), "base")));
@@ -450,7 +438,7 @@ static void test_counts_missing(void)
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *out = rt__query_diff_json(&c, "shop", 1000, NULL, NULL);
     CHECK(json_is_string(json_object_get(out, "significance_unavailable")));
-    json_t *b = fn_json(out, "b");
+    json_t *b = jfn(out, "b");
     CHECK(b && json_is_null(json_object_get(b, "significant")));
     CHECK(b && json_is_null(json_object_get(b, "z")));
     CHECK_NEAR(jreal(b, "delta_pp"), 40.0, REL);
@@ -470,7 +458,7 @@ static void test_window_samples_null(void)
     double base[] = {500, 500};
     add60(&c, f, 0, 0, st, base, 2, false);
     struct frow rows[2] = {{"main;a", 0, 2 * S_NS}, {"main;b", 0, 3 * S_NS}};
-    struct fmeta m = {"i1", 600 * S_NS, 60 * S_NS, true, 0, false};
+    struct fmeta m = {"i1", 600 * S_NS, 60 * S_NS, true, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 1, &m, rows, 2), 0);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *out = rt__query_diff_json(&c, "shop", 1000, NULL, NULL);
@@ -499,7 +487,7 @@ static void test_wall_diff(void)
     json_t *out = rt__query_diff_json(&c, "shop", 1000, NULL, NULL);
     CHECK(json_is_null(json_object_get(out, "capacity")));
     CHECK_STR(jstr(out, "capacity_unavailable"), RT__QUERY_REASON_WALL);
-    CHECK(json_is_null(json_object_get(fn_json(out, "a"), "vcpu_hours_per_month")));
+    CHECK(json_is_null(json_object_get(jfn(out, "a"), "vcpu_hours_per_month")));
     CHECK_STR(jstr(out, "type_note"), "includes time blocked on I/O and locks");
     json_t *w = json_object_get(json_object_get(out, "quality"), "warnings");
     CHECK_INT(json_array_size(w), 1); /* baseline coverage 60 / 590 */
@@ -532,8 +520,27 @@ static void test_unlike_windows_warned(void)
               "ends before uploads still in flight; capacity is a rate and compares, sample "
               "counts do not");
     CHECK_STR(json_string_value(json_array_get(w, 1)),
-              "in the current window the service's instances were alive for 60 s of 300 s "
-              "each: its capacity figure averages over the whole window");
+              "in the current window the service was alive for 60 s of 300 s: its capacity "
+              "figure averages over the whole window");
+    json_decref(out);
+    fake_done(&c, f);
+
+    /* a deploy: release 1.0's instance for the first half of the current window, 2.0's for
+     * the second; the service was alive throughout, so nothing to warn of */
+    f = fake_new();
+    rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 2);
+    rt__query_ctx_window(&c, 0, 0, 120 * S_NS);
+    rt__query_ctx_window(&c, 1, 120 * S_NS, 240 * S_NS);
+    struct frow rows[] = {{"main;a", 100, S_NS}};
+    struct fmeta m[] = {{"i1", 0, 60 * S_NS, false, 0, false, NULL, 0, false},
+                        {"i1", 60 * S_NS, 60 * S_NS, false, 0, false, NULL, 0, false},
+                        {"i1", 120 * S_NS, 60 * S_NS, false, 0, false, NULL, 0, false},
+                        {"i2", 180 * S_NS, 60 * S_NS, false, 0, false, NULL, 0, false}};
+    for (int k = 0; k < 4; k++)
+        CHECK_INT(fake_add(&c, f, k < 2 ? 0 : 1, &m[k], rows, 1), 0);
+    CHECK_INT(rt__query_finish(&c), 0);
+    out = rt__query_diff_json(&c, "shop", 1000, NULL, NULL);
+    CHECK_INT(json_array_size(json_object_get(json_object_get(out, "quality"), "warnings")), 0);
     json_decref(out);
     fake_done(&c, f);
 }
@@ -565,6 +572,8 @@ static void test_speed(void)
             m.duration_ns = 60 * S_NS;
             m.thread_cpu_ns = m.process_cpu_ns = -1;
             m.has_counts = true;
+            m.producer = "";
+            m.cpu_scale = 1;
             for (int s = 0; s < NST; s++)
                 rows[s] = (struct rt_store_row){ids[s], 1 + (s + p) % 7, 10 * MS_NS};
             CHECK_INT(rt__query_add_profile(&c, k, &m, rows, NST), 0);

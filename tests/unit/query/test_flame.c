@@ -87,7 +87,7 @@ static void test_tree(void)
                           {"main;f", 10, 100 * MS_NS},
                           {"main;h", 60, 600 * MS_NS},
                           {"other", 5, 50 * MS_NS}};
-    struct fmeta m = {"i1", -300 * S_NS, 600 * S_NS, false, 0, false};
+    struct fmeta m = {"i1", -300 * S_NS, 600 * S_NS, false, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m, rows, 4), 0);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *fg = rt__query_flame_json(&c, false, RT__QUERY_MAX_FLAME_NODES);
@@ -132,7 +132,7 @@ static void test_prune(void)
                           {"main;b", 3, 30 * MS_NS},
                           {"main;c", 2, 20 * MS_NS},
                           {"main;d", 1, 10 * MS_NS}};
-    struct fmeta m = {"i1", 0, 600 * S_NS, false, 0, false};
+    struct fmeta m = {"i1", 0, 600 * S_NS, false, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m, rows, 4), 0);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *fg = rt__query_flame_json(&c, false, 3);
@@ -165,8 +165,8 @@ static void test_diff_tree(void)
     rt__query_ctx_window(&c, 1, 600 * S_NS, 1200 * S_NS);
     struct frow base[] = {{"main;a", 75, 750 * MS_NS}, {"main;b", 25, 250 * MS_NS}};
     struct frow cur[] = {{"main;a", 100, 1000 * MS_NS}, {"main;c", 100, 1000 * MS_NS}};
-    struct fmeta mb = {"i1", 0, 600 * S_NS, false, 0, false};
-    struct fmeta mc = {"i1", 600 * S_NS, 600 * S_NS, false, 0, false};
+    struct fmeta mb = {"i1", 0, 600 * S_NS, false, 0, false, NULL, 0, false};
+    struct fmeta mc = {"i1", 600 * S_NS, 600 * S_NS, false, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &mb, base, 2), 0);
     CHECK_INT(fake_add(&c, f, 1, &mc, cur, 2), 0);
     CHECK_INT(rt__query_finish(&c), 0);
@@ -210,7 +210,8 @@ static void test_deep_stack(void)
     struct rt_store_row row = {.stack_id = FAKE_STACK_BASE, .samples = 7, .value_ns = 70 * MS_NS};
     struct rt_profile_meta m = {.instance = "i1", .time_ns = 0, .duration_ns = 600 * S_NS,
                                 .period_ns = 10000000, .samples = 7, .value_ns = 70 * MS_NS,
-                                .thread_cpu_ns = -1, .process_cpu_ns = -1, .has_counts = true};
+                                .thread_cpu_ns = -1, .process_cpu_ns = -1, .has_counts = true,
+                                .producer = "", .cpu_scale = 1};
     CHECK_INT(rt__query_add_profile(&c, 0, &m, &row, 1), 0);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *fg = rt__query_flame_json(&c, false, RT__QUERY_MAX_FLAME_NODES);

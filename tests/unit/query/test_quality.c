@@ -19,9 +19,9 @@ static void test_agreement(void)
     struct rt__query_ctx c;
     ctx(&c, f, RT_PTYPE_CPU);
     struct frow r1[] = {{"main;a", 300, 3 * S_NS}}, r2[] = {{"main;a", 400, 4 * S_NS}};
-    struct fmeta m1 = {"i1", 0, 300 * S_NS, false, 3 * S_NS, true};
-    struct fmeta m2 = {"i1", 300 * S_NS, 600 * S_NS, false, 6 * S_NS, true};
-    struct fmeta m3 = {"i2", 0, 600 * S_NS, false, 0, false};
+    struct fmeta m1 = {"i1", 0, 300 * S_NS, false, 3 * S_NS, true, "roottrace-node", 0, false};
+    struct fmeta m2 = {"i1", 300 * S_NS, 600 * S_NS, false, 6 * S_NS, true, "roottrace-node", 0, false};
+    struct fmeta m3 = {"i2", 0, 600 * S_NS, false, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m1, r1, 1), 0);
     CHECK_INT(fake_add(&c, f, 0, &m2, r2, 1), 0);
     CHECK_INT(fake_add(&c, f, 0, &m3, r2, 1), 0);
@@ -44,7 +44,7 @@ static void test_agreement_ok_and_absent(void)
     struct rt__query_ctx c;
     ctx(&c, f, RT_PTYPE_CPU);
     struct frow r[] = {{"main;a", 105, 1050 * MS_NS}};
-    struct fmeta m = {"i1", 0, 600 * S_NS, false, S_NS, true};
+    struct fmeta m = {"i1", 0, 600 * S_NS, false, S_NS, true, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m, r, 1), 0);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *a = rt__query_agreement_json(&c, 0);
@@ -78,6 +78,8 @@ static void test_quality(void)
     pm.thread_cpu_ns = pm.process_cpu_ns = -1;
     pm.has_counts = true;
     pm.truncated_stacks = 1;
+    pm.producer = "";
+    pm.cpu_scale = 1;
     CHECK_INT(rt__query_add_profile(&c, 0, &pm, &row, 1), 0);
     CHECK_INT(rt__query_add_liveness(&c, 0, "i1", 10 * S_NS, 590 * S_NS), 0);
     CHECK_INT(rt__query_add_liveness(&c, 0, "i9", 100 * S_NS, 400 * S_NS), 0);

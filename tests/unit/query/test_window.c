@@ -17,7 +17,7 @@ static void init1(struct rt__query_ctx *c, struct fake *f, enum rt_ptype t, int6
 static void add(struct rt__query_ctx *c, struct fake *f, const char *inst, int64_t start_s,
                 int64_t dur_s, const struct frow *rows, size_t n)
 {
-    struct fmeta m = {inst, start_s * S_NS, dur_s < 0 ? -1 : dur_s * S_NS, false, 0, false};
+    struct fmeta m = {inst, start_s * S_NS, dur_s < 0 ? -1 : dur_s * S_NS, false, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(c, f, 0, &m, rows, n), 0);
 }
 
@@ -135,7 +135,7 @@ static void test_wall_profile(void)
     struct rt__query_ctx c;
     init1(&c, f, RT_PTYPE_WALL, 0, 600);
     struct frow rows[] = {{"main;sleep", 100, S_NS}};
-    struct fmeta m = {"i1", 0, 600 * S_NS, false, S_NS, true};
+    struct fmeta m = {"i1", 0, 600 * S_NS, false, S_NS, true, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m, rows, 1), 0);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *out = rt__query_profile_json(&c, "py", 1000);
@@ -253,8 +253,8 @@ static void test_invalid_utf8_names(void)
     rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 2);
     rt__query_ctx_window(&c, 0, 0, 600 * S_NS);
     rt__query_ctx_window(&c, 1, 600 * S_NS, 1200 * S_NS);
-    struct fmeta m0 = {"i1", 0, 60 * S_NS, false, 0, false};
-    struct fmeta m1 = {"i1", 600 * S_NS, 60 * S_NS, false, 0, false};
+    struct fmeta m0 = {"i1", 0, 60 * S_NS, false, 0, false, NULL, 0, false};
+    struct fmeta m1 = {"i1", 600 * S_NS, 60 * S_NS, false, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m0, rows, 2), 0);
     CHECK_INT(fake_add(&c, f, 1, &m1, rows, 1), 0);
     CHECK_INT(rt__query_finish(&c), 0);
@@ -310,7 +310,7 @@ static void test_samples_null_without_counts(void)
     struct rt__query_ctx c;
     init1(&c, f, RT_PTYPE_CPU, 0, 600);
     struct frow rows[] = {{"main;work", 0, 2 * S_NS}};
-    struct fmeta m = {"i1", 0, 60 * S_NS, true, 0, false};
+    struct fmeta m = {"i1", 0, 60 * S_NS, true, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m, rows, 1), 0);
     CHECK_INT(rt__query_finish(&c), 0);
     json_t *out = rt__query_profile_json(&c, "shop", 1000);

@@ -27,6 +27,8 @@ struct got_prof {
     double samples;
     bool has_counts;
     uint32_t truncated;
+    char producer[32];
+    double cpu_scale;
     size_t nrows;
     struct got_row rows[16];
 };
@@ -60,6 +62,8 @@ static int collect(void *ud, const struct rt_profile_meta *m, const struct rt_st
     p->value_ns = m->value_ns;
     p->has_counts = m->has_counts;
     p->truncated = m->truncated_stacks;
+    snprintf(p->producer, sizeof(p->producer), "%s", m->producer);
+    p->cpu_scale = m->cpu_scale;
     p->nrows = nrows;
     for (size_t i = 0; i < nrows && i < 16; i++) {
         fixture_folded(g->s, rows[i].stack_id, p->rows[i].folded, sizeof(p->rows[i].folded));

@@ -2,6 +2,7 @@
  * literals, RowBinary, the id map, cluster-unique ids, URIs), and, on whichever backend the
  * suite runs against (ROOTTRACE_TEST_STORE), names made of awkward bytes and retention across
  * month boundaries. */
+#include "rt/producer.h"
 #include "store/clickhouse_int.h"
 #include "store_fixture.h"
 #include "store_scan.h"
@@ -223,7 +224,7 @@ static int sum_rows(void *ud, const struct rt_profile_meta *m, const struct rt_s
         x->value += (double)rows[i].value_ns * w;
         x->st_s[leaf] += rows[i].samples * w;
         x->st_v[leaf] += (double)rows[i].value_ns * w;
-        x->il[m->instance[0] - '0'][leaf] += (double)rows[i].value_ns * w;
+        x->il[m->instance[0] - '0'][leaf] += (double)rows[i].value_ns * w * m->cpu_scale;
         self[leaf] += rows[i].samples * w;
     }
     x->samples += tot;
@@ -285,6 +286,7 @@ static void test_window_sums(void)
         fixture_add(p, "m;b;d", k % 2, 7);
         fixture_add(p, "m;e", 0, 0); /* neither samples nor value: left out */
         fixture_add(p, "m;f", 0, 5); /* value alone: x = 0 in every profile, still a leaf */
+        p->cpu_scale = 0.25 * (k + 1); /* capacity's share of (instance, leaf) is scaled */
         CHECK_INT(fixture_put(s, p, NULL), 0);
         rt_profile_free(p);
     }
@@ -325,6 +327,52 @@ static void test_window_sums(void)
     fixture_rmdir(dir);
 }
 
+/* Schema v1 -> v2 (producer, cpu_scale): a database whose profiles table lacks both columns,
+ * holding a row written before them, migrates at open; the old row reads as an unknown
+ * producer with a factor of 1, and a new upload stores its own. Opening again migrates
+ * nothing (the columns are looked for before each ALTER: 18.16 has no IF NOT EXISTS). */
+static void test_migration_v2(void)
+{
+    if (!fixture_clickhouse()) {
+        fprintf(stderr, "skip %s on sqlite: ClickHouse's schema migration\n", __func__);
+        return;
+    }
+    char *dir = fixture_tmpdir();
+    rt_store_free(open_dir(dir));
+    CHECK_INT(fixture_ch_int(dir, "ALTER TABLE profiles DROP COLUMN producer"), 0);
+    CHECK_INT(fixture_ch_int(dir, "ALTER TABLE profiles DROP COLUMN cpu_scale"), 0);
+    CHECK_INT(fixture_ch_int(dir, "TRUNCATE TABLE schema_version"), 0);
+    CHECK_INT(fixture_ch_int(dir, "INSERT INTO schema_version VALUES (1, 0)"), 0);
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO profiles (id, dedup, service, type, instance, time_ns, duration_ns, "
+             "end_ns, value_ns, thread_cpu_ns, process_cpu_ns, has_counts) VALUES (7, '#7', "
+             "'old', 1, 'a', %lld, %lld, %lld, 5, 9, -1, 1)",
+             (long long)T0, (long long)(10 * S), (long long)(T0 + 10 * S));
+    CHECK_INT(fixture_ch_int(dir, sql), 0);
+    struct rt_store *s = open_dir(dir);
+    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 2);
+    struct got g;
+    CHECK_INT(scan(s, "old", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL, &g), 1);
+    CHECK_STR(g.p[0].producer, "");
+    CHECK_NEAR(g.p[0].cpu_scale, 1, 0);
+    CHECK_INT(g.p[0].thread_cpu_ns, 9);
+    struct rt_profile *p = fixture_profile(RT_PTYPE_CPU, "old", "a", NULL, NULL, T0 + 10 * S, S);
+    fixture_add(p, "main;work", 1, 10);
+    p->producer = rt_producer_of_upload("node", RT_PTYPE_CPU);
+    p->cpu_scale = 0.5;
+    CHECK_INT(fixture_put(s, p, NULL), 0);
+    rt_profile_free(p);
+    rt_store_free(s);
+    s = open_dir(dir);
+    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM schema_version"), 2);
+    CHECK_INT(scan(s, "old", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL, &g), 2);
+    CHECK_STR(g.p[1].producer, "roottrace-node");
+    CHECK_NEAR(g.p[1].cpu_scale, 0.5, 0);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
 int main(void)
 {
     RUN(test_quote);
@@ -335,5 +383,6 @@ int main(void)
     RUN(test_odd_names);
     RUN(test_retention_months);
     RUN(test_window_sums);
+    RUN(test_migration_v2);
     return TEST_DONE();
 }

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include "rt/producer.h"
 #include "store/sqlite_int.h"
 #include "store_fixture.h"
 #include "store_scan.h"
@@ -85,6 +86,8 @@ static void test_roundtrip(void)
     fixture_add(b, "other;x", 0.25, INT64_MAX / 4); /* fractional, large value */
     b->process_cpu_ns = 55;
     b->truncated_stacks = 2;
+    b->producer = rt_producer_of_upload("node", RT_PTYPE_CPU);
+    b->cpu_scale = 0.3125; /* stored as given: ingest settles it (rt/producer.h) */
     struct rt_profile *ps[] = {a, b};
     struct rt_store_put_result res[2];
     struct rt_error err = {0};
@@ -108,6 +111,8 @@ static void test_roundtrip(void)
     CHECK_NEAR(p->samples, 6.5, 0);
     CHECK_INT(p->value_ns, 30000000 + 25000001 - 5);
     CHECK(p->has_counts);
+    CHECK_STR(p->producer, ""); /* a profile that names no producer: unknown, factor 1 */
+    CHECK_NEAR(p->cpu_scale, 1, 0);
     CHECK_INT(p->nrows, 3);
     const struct got_row *r = find_row(p, "main;handle;parse");
     CHECK(r && r->samples == 3 && r->value == 30000000);
@@ -121,6 +126,8 @@ static void test_roundtrip(void)
     CHECK_STR(p->instance, "i-2");
     CHECK_INT(p->process_cpu_ns, 55);
     CHECK_INT(p->truncated, 2);
+    CHECK_STR(p->producer, "roottrace-node");
+    CHECK_NEAR(p->cpu_scale, 0.3125, 0);
     CHECK(!p->has_counts);
     r = find_row(p, "main;handle;parse");
     CHECK(r && r->samples == 1e15 && r->value == 7);
