@@ -102,7 +102,10 @@ void rt_api_resp_cleanup(struct rt_api_resp *resp);
 /* The one place an error code becomes an HTTP status (STYLE.md). */
 int rt_http_status_from_err(int code);
 
-/* The value of query parameter key, or NULL. */
+/* The value of query parameter key, or NULL when it is absent or empty: every parameter is
+ * optional in the same way, so "profile_id=", "version=", "instance=" or "limit=" mean what
+ * leaving them out means (a client that always sends the parameter changes nothing; an empty
+ * profile_id is no id, never one that every later upload would share). */
 const char *rt_api_param(const struct rt_api_req *req, const char *key);
 
 #endif

@@ -59,6 +59,7 @@ struct rt_profile {
     int64_t process_cpu_ns; /* process CPU over the profile, -1 = absent */
     const struct rt_producer *producer; /* who sampled it (rt/producer.h); static, never NULL */
     double cpu_scale;       /* factor capacity applies to its CPU (rt_producer_cpu_scale), 1 */
+    uint64_t content_hash;  /* rt_profile_content_hash, set by the store; 0 until then */
     bool has_counts;        /* samples are real counts (samples/count, folded samples, value/period) */
     uint32_t truncated_stacks; /* stacks cut at RT_MAX_STACK_DEPTH */
 
@@ -92,6 +93,12 @@ int rt_profile_add_stack(struct rt_profile *p, const struct rt_str *frames, size
 /* Same with frames given as ids already interned in p->frames; same errors. */
 int rt_profile_add_stack_ids(struct rt_profile *p, const uint32_t *ids, size_t depth,
                              double samples, int64_t value_ns);
+
+/* A hash of what p holds, for telling a retry from another profile under the same profile_id
+ * (docs/decisions.md): its type, start and duration, and each stack (its frame names, samples
+ * and value), independent of the stacks' order. Never 0 (0 stands for "not known" in a
+ * store). */
+uint64_t rt_profile_content_hash(const struct rt_profile *p);
 
 /* Sets a string field (e.g. &p->service) to a copy of s (NULL clears). Returns 0 or RT_ENOMEM. */
 int rt_profile_set_str(char **field, const char *s);

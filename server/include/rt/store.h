@@ -44,15 +44,24 @@ void rt_store_free(struct rt_store *s);
 
 /* Result of storing one profile. */
 struct rt_store_put_result {
-    int64_t id;      /* the stored profile's id (the existing one for a duplicate) */
-    bool duplicate;  /* its (profile_id, type) was already stored: nothing was added */
+    int64_t id;          /* the stored profile's id (the existing one for a duplicate) */
+    bool duplicate;      /* a profile of its (service, instance, type, profile_id) was stored
+                            already: nothing was added */
+    bool conflict;       /* of a duplicate: the stored one holds other content (another start,
+                            duration or stacks, rt_profile_content_hash): not a retry */
+    double samples;      /* the stored profile's samples and value: the existing one's for a */
+    int64_t value_ns;    /* duplicate, which a retry answers with */
+    uint64_t stored_hash; /* backends fill it for a duplicate: its content hash, 0 unknown */
 };
 
 /* Stores profiles in one transaction, durable (synchronous=FULL) when this returns 0
  * (ClickHouse: written by INSERTs shared with concurrent uploads before this returns; no
- * transaction, see docs/internals/clickhouse.md). A profile whose (profile_id, type) is
- * stored already is not stored again (ClickHouse: looked up in its service; a concurrent
- * twin is stored but read once). Registers
+ * transaction, see docs/internals/clickhouse.md). Each profile's content_hash is set first.
+ * A profile whose (service, instance, type, profile_id) is stored already is not stored again
+ * (docs/decisions.md): res says duplicate, with the stored one's figures, and conflict when
+ * its content differs (profiles stored before content was hashed count as the same). An
+ * absent or empty profile_id is never a duplicate. ClickHouse looks the stored one up within
+ * a day of the profile's start; a concurrent twin is stored but read once. Registers
  * the service and instance (runtime, versions, last_seen = now) and records an observed
  * deploy when an instance reports a version the service has not reported before (at = the
  * profile's start). A profile's own start and end are liveness evidence that the query

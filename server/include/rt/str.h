@@ -46,6 +46,18 @@ bool rt_str_is_utf8(struct rt_str s);
  * caller frees it. NULL on allocation failure. */
 char *rt_str_dup_utf8(struct rt_str s, size_t *len);
 
+/* True when s may be stored as a frame name as it is (docs/internals/ingest.md, "Names"):
+ * valid UTF-8 with no C0 control byte (NUL, tab, newline...) and no DEL. */
+bool rt_str_is_name(struct rt_str s);
+
+/* The frame name s is stored as: each byte that starts no valid UTF-8 sequence becomes
+ * U+FFFD (as rt_str_dup_utf8), and each C0 control byte or DEL becomes the four characters
+ * "\xHH" (lower-case hex), so that a name keeps every byte it had, visibly: "nul\0a" and
+ * "nul\0b" stay two functions ("nul\x00a", "nul\x00b") in every answer and export, none
+ * of which can carry a NUL, a newline or a tab. NUL-terminated, its length in *len (may be
+ * NULL); the caller frees it. At most 4 bytes per input byte. NULL on allocation failure. */
+char *rt_str_dup_name(struct rt_str s, size_t *len);
+
 /* strdup that accepts NULL (returns NULL). */
 char *rt_strdup_or_null(const char *s);
 

@@ -20,9 +20,11 @@ int64_t rt_time_mono_ns(void);
 /* Parses RFC 3339 with any offset ("2026-11-30T01:00:00.5+01:00", "Z") or Unix seconds
  * with an optional decimal part ("1764464400.25"). Returns 0 and sets *ns, or RT_EINVAL.
  * Impossible dates are refused, not rolled over: a day past its month's length (2020-02-30,
- * 2021-02-29, 2100-02-29; leap years are Gregorian), and second 60: RFC 3339 allows a leap
- * second, but Unix time has none and no producer sends one, so it is refused rather than
- * read as the next second. Times beyond +-RT_TIME_LIMIT_NS are refused. */
+ * 2021-02-29, 2100-02-29; leap years are Gregorian). A leap second, which RFC 3339 allows
+ * (second 60 of 23:59 UTC, whatever the offset written), reads as the last nanosecond of
+ * 23:59:59 UTC: Unix time has no leap second, and the next day's first instant would put
+ * it after times that follow it (docs/decisions.md). Second 60 of any other minute is refused.
+ * Times beyond +-RT_TIME_LIMIT_NS are refused. */
 int rt_time_parse(const char *s, int64_t *ns);
 
 /* Formats Unix ns as RFC 3339 UTC with at most 9 fraction digits, trailing zeros trimmed,
@@ -30,8 +32,10 @@ int rt_time_parse(const char *s, int64_t *ns);
 #define RT_TIME_BUFSZ 40
 char *rt_time_format(int64_t ns, char *out);
 
-/* Parses a duration: "90s", "10m", "1h", "30d", "500ms", or plain seconds ("600", "1.5").
- * Returns 0 and sets *ns, or RT_EINVAL. */
+/* Parses a duration: decimal digits with an optional fraction, then an optional unit ms, s,
+ * m, h or d: "90s", "10m", "1h", "30d", "500ms", "1.5", "600". Anything else, "0x10", "1e3",
+ * " 5", "+5", "inf", is RT_EINVAL (strtod read the first two as 16 and 1000 s). Returns 0
+ * and sets *ns (rounded to the nanosecond), or RT_EINVAL. */
 int rt_duration_parse(const char *s, int64_t *ns);
 
 #endif

@@ -70,6 +70,51 @@ bool rt_str_is_utf8(struct rt_str s)
     return true;
 }
 
+static bool is_control(unsigned char c)
+{
+    return c < 0x20 || c == 0x7f;
+}
+
+bool rt_str_is_name(struct rt_str s)
+{
+    const unsigned char *p = (const unsigned char *)s.ptr;
+    for (size_t i = 0, k; i < s.len; i += k)
+        if (is_control(p[i]) || (k = p[i] < 0x80 ? 1 : rt_utf8_seq_len(p + i, s.len - i)) == 0)
+            return false;
+    return true;
+}
+
+char *rt_str_dup_name(struct rt_str s, size_t *len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s.ptr;
+    if (s.len > (SIZE_MAX - 1) / 4)
+        return NULL;
+    char *out = malloc(s.len * 4 + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0, k; i < s.len; i += k ? k : 1) {
+        k = is_control(p[i]) ? 0 : rt_utf8_seq_len(p + i, s.len - i);
+        if (k) {
+            memcpy(o, p + i, k);
+            o += k;
+        } else if (is_control(p[i])) {
+            *o++ = '\\';
+            *o++ = 'x';
+            *o++ = hex[p[i] >> 4];
+            *o++ = hex[p[i] & 15];
+            k = 1;
+        } else {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+        }
+    }
+    *o = '\0';
+    if (len)
+        *len = (size_t)(o - out);
+    return out;
+}
+
 char *rt_str_dup_utf8(struct rt_str s, size_t *len)
 {
     const unsigned char *p = (const unsigned char *)s.ptr;

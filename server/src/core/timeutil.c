@@ -95,9 +95,12 @@ int rt_time_parse(const char *s, int64_t *ns)
     if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &m) || *p++ != ':' ||
         digits(&p, 2, &sec))
         return RT_EINVAL;
-    /* No leap second: Unix time has none, and 23:59:60 would silently read as the next day. */
-    if (M < 1 || M > 12 || D < 1 || D > days_in_month(Y, M) || h > 23 || m > 59 || sec > 59)
+    /* sec 60: a leap second, checked once the offset is known (it must be 23:59:60 UTC) */
+    bool leap = sec == 60;
+    if (M < 1 || M > 12 || D < 1 || D > days_in_month(Y, M) || h > 23 || m > 59 || sec > 60)
         return RT_EINVAL;
+    if (leap)
+        sec = 59;
     int64_t frac = 0;
     if (*p == '.') {
         p++;
@@ -128,6 +131,10 @@ int rt_time_parse(const char *s, int64_t *ns)
     tm.tm_min = m;
     tm.tm_sec = sec;
     int64_t t = (int64_t)timegm(&tm) - off;
+    if (leap && ((t % 86400) + 86400) % 86400 != 86399)
+        return RT_EINVAL;
+    if (leap)
+        frac = RT_NS_PER_S - 1; /* the last instant before the next day, fraction included */
     if (t > RT_TIME_LIMIT_NS / RT_NS_PER_S || t < -(RT_TIME_LIMIT_NS / RT_NS_PER_S))
         return RT_EINVAL;
     if (t * RT_NS_PER_S + frac > RT_TIME_LIMIT_NS)
@@ -163,11 +170,19 @@ char *rt_time_format(int64_t ns, char *out)
 
 int rt_duration_parse(const char *s, int64_t *ns)
 {
-    if (!s || !*s)
+    if (!s || !isdigit((unsigned char)*s))
+        return RT_EINVAL;
+    const char *p = s;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (*p == '.' && isdigit((unsigned char)p[1]))
+        for (p++; isdigit((unsigned char)*p);)
+            p++;
+    if (isdigit((unsigned char)*p) || *p == '.')
         return RT_EINVAL;
     char *end;
     double v = strtod(s, &end);
-    if (end == s || !isfinite(v) || v < 0)
+    if (end != p || !isfinite(v) || v < 0)
         return RT_EINVAL;
     double mul;
     if (!*end || !strcmp(end, "s"))

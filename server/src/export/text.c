@@ -1,22 +1,82 @@
 /* Text exports: folded stacks ("a;b;c <value_ns>" per line) and speedscope's JSON file format
  * (https://www.speedscope.app/file-format-schema.json). */
+#include <stdbool.h>
 #include <string.h>
 
 #include "rt/err.h"
 #include "rt/export.h"
 #include "rt/str.h"
 
-/* Appends a frame name for a folded line: ';' would split it and a newline end the line. */
-static int put_folded_frame(struct rt_buf *b, const char *s, size_t n)
+static bool is_blank(char c)
 {
-    int rc = rt_buf_reserve(b, n);
+    return c == ' ' || c == '\t';
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Where a trailing number starts: the index of the blank before a last word made of digits
+ * and at most one '.', as a folded reader takes it for a count; n when there is none. */
+static size_t trailing_number(const char *s, size_t n)
+{
+    size_t i = n, dots = 0;
+    while (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == '.'))
+        dots += s[--i] == '.';
+    bool number = i < n && n - i > dots && s[i] != '.' && dots <= 1;
+    return number && i > 0 && is_blank(s[i - 1]) ? i - 1 : n;
+}
+
+/* Where a trailing ":<digits>" (a line number, DESIGN §3) starts, or n. */
+static size_t trailing_line(const char *s, size_t n)
+{
+    size_t i = n;
+    while (i > 0 && is_digit(s[i - 1]))
+        i--;
+    return i < n && i >= 2 && s[i - 1] == ':' ? i - 1 : n;
+}
+
+/* Where a trailing "_[k]" ("_[j]", "_[i]", "_[w]": perf's annotations) starts, or n. */
+static size_t trailing_annotation(const char *s, size_t n)
+{
+    return n > 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' &&
+                   strchr("kjiw", s[n - 2]) && s[n - 2]
+               ? n - 4
+               : n;
+}
+
+int rt_export_folded_frame(struct rt_buf *b, const char *s, size_t n)
+{
+    if (n == 0)
+        return rt_buf_puts(b, "[empty]");
+    int rc = rt_buf_reserve(b, n + 4);
     if (rc)
         return rc;
+    size_t lead = 0, trail = n;
+    while (lead < n && is_blank(s[lead]))
+        lead++;
+    while (trail > lead && is_blank(s[trail - 1]))
+        trail--;
+    size_t ann = trailing_annotation(s, n), line = trailing_line(s, n);
+    size_t num = trailing_number(s, n);
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
-        b->data[b->len + i] = c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c;
+        if (i == 0 && c == '#') { /* a comment line, if it starts one */
+            memcpy(b->data + b->len, "\\x23", 4);
+            b->len += 4;
+            continue;
+        }
+        if (c == ';')
+            c = ':';
+        else if ((unsigned char)c < 0x20 || c == 0x7f)
+            c = ' ';
+        if (i < lead || i >= trail || i == num || i == line)
+            c = '_';
+        else if (i == ann)
+            c = '-';
+        b->data[b->len++] = c;
     }
-    b->len += n;
     b->data[b->len] = '\0';
     return 0;
 }
@@ -32,7 +92,7 @@ int rt_export_folded(const struct rt_profile *p, struct rt_buf *out)
             uint32_t f = p->frame_ids[s->off + k];
             if (k)
                 rc = rt_buf_append(out, ";", 1);
-            rc = rc ? rc : put_folded_frame(out, p->frames.strs[f], p->frames.lens[f]);
+            rc = rc ? rc : rt_export_folded_frame(out, p->frames.strs[f], p->frames.lens[f]);
         }
         rc = rc ? rc : rt_buf_printf(out, " %lld\n", (long long)s->value_ns);
     }

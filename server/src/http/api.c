@@ -43,14 +43,8 @@ const char *rt_api_param(const struct rt_api_req *req, const char *key)
 {
     for (size_t i = 0; i < req->nparams; i++)
         if (strcmp(req->params[i].key, key) == 0)
-            return req->params[i].value;
+            return req->params[i].value && *req->params[i].value ? req->params[i].value : NULL;
     return NULL;
-}
-
-const char *rt__api_filter(const struct rt_api_req *req, const char *key)
-{
-    const char *v = rt_api_param(req, key);
-    return v && *v ? v : NULL;
 }
 
 void rt_api_resp_cleanup(struct rt_api_resp *resp)

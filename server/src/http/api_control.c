@@ -167,7 +167,7 @@ static int record(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     p.runtime = rt_api_param(req, "runtime");
     p.runtime_version = rt_api_param(req, "runtime_version");
     p.sdk_version = rt_api_param(req, "sdk_version");
-    p.version = rt__api_filter(req, "version"); /* as on an upload: "version=" is none */
+    p.version = rt_api_param(req, "version"); /* as on an upload: "version=" is none */
     p.status = rt_api_param(req, "status");
     p.poll_interval_s = rt_control_poll_interval_s(ctx->control);
     p.at_ns = rt_time_now_ns();

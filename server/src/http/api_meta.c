@@ -72,9 +72,14 @@ void rt__api_post_issue(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                       "'started_at' (RFC 3339 string or Unix seconds) is required");
         goto out_put_body;
     }
+    issue.created_at_ns = rt_time_now_ns();
+    if (issue.started_at_ns > issue.created_at_ns + RT__API_MAX_SKEW_NS) {
+        /* its current window would be empty until then: a typo, or a clock far off */
+        rt__api_error(resp, RT_EINVAL, "'started_at' is more than 1 h in the future");
+        goto out_put_body;
+    }
     if (!issue.title)
         issue.title = "";
-    issue.created_at_ns = rt_time_now_ns();
     int64_t id;
     if (rt_store_put_issue(ctx->store, &issue, &id, &err)) {
         rt__api_error(resp, err.code, "%s", err.msg);

@@ -9,7 +9,6 @@
 #include "rt/timeutil.h"
 
 #define MAX_DURATION_NS (86400 * RT_NS_PER_S)
-#define MAX_SKEW_NS (3600 * RT_NS_PER_S)
 
 /* Free bytes on the file system holding dir, or -1 if unknown. */
 static int64_t free_bytes(const char *dir)
@@ -18,6 +17,36 @@ static int64_t free_bytes(const char *dir)
     if (!dir || statvfs(dir, &st) != 0)
         return -1;
     return (int64_t)st.f_bavail * (int64_t)st.f_frsize;
+}
+
+/* Whether media type ct (parameters after ';' ignored, case-insensitive) is name. */
+static bool is_media(const char *ct, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncasecmp(ct, name, n) != 0)
+        return false;
+    ct += n;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    return *ct == '\0' || *ct == ';';
+}
+
+/* The format a Content-Type declares (docs/decisions.md): text/plain is folded text and the
+ * protobuf types are pprof, whatever the body starts with; any other type, or none, leaves
+ * the body to be sniffed (application/octet-stream as the SDKs send it; curl's default
+ * application/x-www-form-urlencoded). gzip is sniffed in every case (DESIGN §4). */
+static enum rt_ingest_format declared_format(const char *ct)
+{
+    static const char *const pprof[] = {"application/x-protobuf", "application/protobuf",
+                                        "application/vnd.google.protobuf"};
+    if (!ct)
+        return RT_FMT_AUTO;
+    if (is_media(ct, "text/plain"))
+        return RT_FMT_FOLDED;
+    for (size_t i = 0; i < sizeof(pprof) / sizeof(pprof[0]); i++)
+        if (is_media(ct, pprof[i]))
+            return RT_FMT_PPROF;
+    return RT_FMT_AUTO;
 }
 
 /* Reads the upload's query parameters into params; fills resp and returns -1 on a bad one. */
@@ -31,8 +60,7 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
     p->runtime = rt_api_param(req, "runtime");
     p->runtime_version = rt_api_param(req, "runtime_version");
     p->sdk_version = rt_api_param(req, "sdk_version");
-    /* "version=" is no version, as an SDK without one sends it */
-    p->version = rt__api_filter(req, "version");
+    p->version = rt_api_param(req, "version"); /* "version=" is none, as SDKs send it */
     p->profile_id = rt_api_param(req, "profile_id");
     p->type = rt_api_param(req, "type");
     p->unit = rt_api_param(req, "unit");
@@ -57,8 +85,7 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
         rt__api_int(req, resp, "thread_cpu_ns", 0, INT64_MAX, &p->thread_cpu_ns) ||
         rt__api_int(req, resp, "process_cpu_ns", 0, INT64_MAX, &p->process_cpu_ns))
         return -1;
-    if (req->content_type && strncasecmp(req->content_type, "text/plain", 10) == 0)
-        p->format = RT_FMT_FOLDED;
+    p->format = declared_format(req->content_type);
     return 0;
 }
 
@@ -96,7 +123,7 @@ static int check_times(const struct rt_api_ctx *ctx, struct rt_profile **ps, siz
                           (double)ctx->retention_ns / 86400e9);
             return -1;
         }
-        if (ps[i]->time_ns > now + MAX_SKEW_NS) {
+        if (ps[i]->time_ns > now + RT__API_MAX_SKEW_NS) {
             rt__api_error(resp, RT_EINVAL, "profile starts more than 1 h in the future");
             return -1;
         }
@@ -148,16 +175,25 @@ void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         rt__api_error(resp, rc, "%s", err.msg);
         goto out_free_profiles;
     }
+    for (size_t i = 0; i < n; i++)
+        if (res[i].conflict) {
+            rt__api_error(resp, RT_ECONFLICT,
+                          "profile_id '%.100s' is stored for this instance with other content "
+                          "(another start, duration or stacks): a retry resends the same "
+                          "profile; this one was not stored", params.profile_id);
+            goto out_free_profiles;
+        }
     json_t *list = json_array();
     unsigned added = 0;
     for (size_t i = 0; i < n; i++) {
         char id[32];
         snprintf(id, sizeof(id), "%lld", (long long)res[i].id);
         added += !res[i].duplicate;
+        /* a retry answers with what is stored, not with what it sent (the same, once hashed) */
         json_array_append_new(
             list, json_pack("{s:s, s:s, s:f, s:I, s:b, s:b}", "id", id, "type",
-                            rt_ptype_name(ps[i]->type), "samples", ps[i]->samples, "value_ns",
-                            (json_int_t)ps[i]->value_ns, "duplicate", res[i].duplicate,
+                            rt_ptype_name(ps[i]->type), "samples", res[i].samples, "value_ns",
+                            (json_int_t)res[i].value_ns, "duplicate", res[i].duplicate,
                             "truncated_stacks", ps[i]->truncated_stacks > 0));
     }
     json_t *first = json_array_get(list, 0);

@@ -61,8 +61,8 @@ void rt__api_get_profile(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     if (!(q.service = rt__api_need(req, resp, "service")) || rt__api_type(req, resp, &q.type) ||
         read_range(req, resp, &q.from_ns, &q.to_ns) || read_limit(req, resp, &q.limit))
         return;
-    q.version = rt__api_filter(req, "version");
-    q.instance = rt__api_filter(req, "instance");
+    q.version = rt_api_param(req, "version");
+    q.instance = rt_api_param(req, "instance");
     answer(ctx, resp, rt_query_profile(ctx->store, &q, &err), &err, "profile", t0);
 }
 
@@ -80,8 +80,8 @@ void rt__api_get_timeline(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         rt__api_int(req, resp, "buckets", 1, RT_QUERY_TIMELINE_MAX_BUCKETS, &n))
         return;
     q.buckets = (size_t)n;
-    q.version = rt__api_filter(req, "version");
-    q.instance = rt__api_filter(req, "instance");
+    q.version = rt_api_param(req, "version");
+    q.instance = rt_api_param(req, "instance");
     /* timed with the window queries in /metrics (kind "profile") */
     answer(ctx, resp, rt_query_timeline(ctx->store, &q, &err), &err, "profile", t0);
 }
@@ -100,10 +100,10 @@ static int64_t upload_interval_ns(struct rt_api_ctx *ctx, const char *service)
 /* Reads the diff filters shared by both diff routes into q. */
 static void read_diff_filters(const struct rt_api_req *req, struct rt_query_diff_req *q)
 {
-    q->version = rt__api_filter(req, "version");
-    q->instance = rt__api_filter(req, "instance");
-    q->base_version = rt__api_filter(req, "base_version");
-    q->cur_version = rt__api_filter(req, "cur_version");
+    q->version = rt_api_param(req, "version");
+    q->instance = rt_api_param(req, "instance");
+    q->base_version = rt_api_param(req, "base_version");
+    q->cur_version = rt_api_param(req, "cur_version");
 }
 
 /* window_s parameter: 0 when absent, else checked against [60 s, 24 h] (DESIGN §6). */
@@ -220,8 +220,8 @@ void rt__api_get_export(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     if (!(f.service = rt__api_need(req, resp, "service")) || rt__api_type(req, resp, &f.type) ||
         read_range(req, resp, &f.from_ns, &f.to_ns))
         return;
-    f.version = rt__api_filter(req, "version");
-    f.instance = rt__api_filter(req, "instance");
+    f.version = rt_api_param(req, "version");
+    f.instance = rt_api_param(req, "instance");
     if (!format)
         format = "pprof";
     if (strcmp(format, "pprof") && strcmp(format, "folded") && strcmp(format, "speedscope")) {

@@ -17,9 +17,9 @@ void rt__api_error(struct rt_api_resp *resp, int code, const char *fmt, ...)
 /* Sets resp to status with json (takes ownership of json). */
 void rt__api_json(struct rt_api_resp *resp, int status, json_t *json);
 
-/* A filter parameter (version, instance, base_version, cur_version): its value, or NULL when
- * absent or empty ("version=" filters nothing, as an upload's "version=" is no version). */
-const char *rt__api_filter(const struct rt_api_req *req, const char *key);
+/* How far ahead of this server's clock a time the API is given may lie (clock skew between
+ * hosts; docs/decisions.md): a profile's start, an issue's start. Beyond it, a 400. */
+#define RT__API_MAX_SKEW_NS (3600LL * 1000000000LL)
 
 /* Reads a required string parameter; on absence fills resp with 400 and returns NULL. */
 const char *rt__api_need(const struct rt_api_req *req, struct rt_api_resp *resp, const char *key);

@@ -1,5 +1,7 @@
 /* Folded ("collapsed") stacks: "root;...;leaf <count>" per line (RUNTIMES.md §6), in UTF-8 or
- * UTF-16 with a BOM, CRLF or LF, fractional counts; frames normalized per DESIGN §3. */
+ * UTF-16 with a BOM, CRLF or LF, fractional counts; frames normalized per DESIGN §3. A line
+ * with two counts is difffolded.pl's "stack <before> <after>": the profile is its after, as
+ * flamegraph.pl and inferno draw it (docs/decisions.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,14 +117,15 @@ static int too_big(struct folded *f, size_t lineno)
                         lineno, (long long)RT_PROFILE_MAX_VALUE_NS);
 }
 
-/* Replaces frames that are not valid UTF-8 by repaired copies (each invalid byte becomes
- * U+FFFD), recorded in fixed[] for the caller to free. Returns 0 or RT_ENOMEM. */
+/* Replaces frames that are not clean names by repaired copies (rt_str_dup_name: each invalid
+ * byte U+FFFD, each control byte "\xHH"), recorded in fixed[] for the caller to free.
+ * Returns 0 or RT_ENOMEM. */
 static int repair_frames(struct rt_str *frames, size_t n, char **fixed, size_t *nfixed)
 {
     for (size_t i = 0; i < n; i++) {
-        if (rt_str_is_utf8(frames[i]))
+        if (rt_str_is_name(frames[i]))
             continue;
-        char *c = rt_str_dup_utf8(frames[i], &frames[i].len);
+        char *c = rt_str_dup_name(frames[i], &frames[i].len);
         if (!c)
             return RT_ENOMEM;
         fixed[(*nfixed)++] = c;
@@ -179,6 +182,22 @@ static int add_line(struct folded *f, size_t lineno, const char *stack, size_t l
     return 0;
 }
 
+/* difffolded.pl's lines carry two counts, "stack <before> <after>": given the end of the
+ * stack part before the last count, returns it before a first count when there is one (the
+ * before profile's, which is not this profile's), else unchanged. */
+static size_t before_count(const char *s, size_t ws)
+{
+    size_t b = ws;
+    while (b > 0 && !is_space(s[b - 1]))
+        b--;
+    double before;
+    if (b == 0 || b == ws || !parse_count(s + b, ws - b, &before))
+        return ws;
+    while (b > 0 && is_space(s[b - 1]))
+        b--;
+    return b > 0 ? b : ws;
+}
+
 /* Parses one line (without its '\n'). */
 static int parse_line(struct folded *f, size_t lineno, const char *s, size_t n)
 {
@@ -208,6 +227,7 @@ static int parse_line(struct folded *f, size_t lineno, const char *s, size_t n)
                             lineno, (int)(n > 80 ? 80 : n), s);
     while (ws > 0 && is_space(s[ws - 1]))
         ws--;
+    ws = before_count(s, ws);
     if (count == 0)
         return 0;
     return add_line(f, lineno, s, ws, count);

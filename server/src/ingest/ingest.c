@@ -88,9 +88,10 @@ static bool looks_like_text(const uint8_t *d, size_t len)
     return true;
 }
 
-/* A JSON document: after blanks, '{' then '"' or '}', or '[' then one of '{["]' (or a
- * digit or '-'). Stricter than the first byte alone: a folded stack may well begin with
- * "[unknown];..." or "{anonymous}...", never with '{"' or '[{'. */
+/* A JSON profile (V8's .cpuprofile, Chrome's trace events): after blanks, '{' then '"' or '}',
+ * or '[' then '{' or ']'. A folded stack may well begin with "[unknown];...", "[[vdso]]",
+ * "[0x7f3a] libc" (stackcollapse-perf) or "{anonymous}...", never with '{"' or '[{'; a JSON
+ * array of numbers or strings is no profile format. */
 static bool looks_like_json(const uint8_t *d, size_t len)
 {
     size_t i = 0;
@@ -105,11 +106,14 @@ static bool looks_like_json(const uint8_t *d, size_t len)
         return false;
     if (open == '{')
         return d[i] == '"' || d[i] == '}';
-    return d[i] == '{' || d[i] == '[' || d[i] == ']' || d[i] == '"' || d[i] == '-' ||
-           (d[i] >= '0' && d[i] <= '9');
+    return d[i] == '{' || d[i] == ']';
 }
 
-/* Formats that are recognizable but not accepted: RT_EFORMAT with how to convert them. */
+/* Formats that are recognizable but not accepted: RT_EFORMAT with how to convert them. A
+ * declared type is never overridden: folded text is parsed as folded whatever it starts
+ * with (stackcollapse-perf writes frames such as "[[vdso]]" and "[0x7f3a] libc"), and only
+ * an undeclared body is sniffed for JSON. A JFR recording's magic ("FLR" and a NUL) and the
+ * legacy binary header can be no folded text, so they are named whatever was declared. */
 static int refuse_other_formats(const uint8_t *d, size_t len, enum rt_ingest_format fmt,
                                 struct rt_error *err)
 {
@@ -121,7 +125,7 @@ static int refuse_other_formats(const uint8_t *d, size_t len, enum rt_ingest_for
         return rt_error_set(err, RT_EFORMAT,
                             "legacy (pre-protobuf) pprof format is not supported: convert with "
                             "`go tool pprof -proto FILE > FILE.pb.gz`");
-    if (fmt != RT_FMT_PPROF && looks_like_json(d, len) && looks_like_text(d, len))
+    if (fmt == RT_FMT_AUTO && looks_like_json(d, len) && looks_like_text(d, len))
         return rt_error_set(err, RT_EFORMAT,
                             "V8 .cpuprofile / JSON profiles are not accepted: upload pprof or "
                             "folded stacks (the Node SDK converts .cpuprofile to pprof)");

@@ -120,26 +120,27 @@ static int oom(struct build *b)
     return rt_error_set(b->err, RT_ENOMEM, "out of memory building the profile");
 }
 
-/* Replaces each string table entry that is not valid UTF-8 by a copy in which every invalid
- * byte is U+FFFD, so frame names (and messages naming types) are always valid JSON strings.
- * The copies' worst case (3 bytes per byte) counts against max_decompressed. */
+/* Replaces each string table entry that is not a clean name (rt_str_is_name) by its repaired
+ * copy (rt_str_dup_name: invalid UTF-8 as U+FFFD, control bytes as "\xHH"), so frame names
+ * (and messages naming types) are always valid JSON strings and never hold a NUL. The copies'
+ * worst case (4 bytes per byte) counts against max_decompressed. */
 static int repair_strings(struct build *b, const struct rt_ingest_limits *lim)
 {
     size_t budget = lim->max_decompressed;
     for (size_t i = 0; i < b->pp.nstrings; i++) {
         struct rt_str s = b->pp.strings[i];
-        if (rt_str_is_utf8(s))
+        if (rt_str_is_name(s))
             continue;
-        if (s.len > budget / 3)
+        if (s.len > budget / 4)
             return rt_error_set(b->err, RT_ETOOBIG,
-                                "strings that are not valid UTF-8 exceed the limit of %zu bytes "
+                                "strings that are not clean UTF-8 exceed the limit of %zu bytes "
                                 "(max_decompressed) once repaired",
                                 lim->max_decompressed);
-        budget -= s.len * 3;
+        budget -= s.len * 4;
         if (rt_array_grow((void **)&b->repaired, &b->cap_repaired, b->nrepaired + 1,
                           sizeof(*b->repaired)))
             return oom(b);
-        char *fixed = rt_str_dup_utf8(s, &s.len);
+        char *fixed = rt_str_dup_name(s, &s.len);
         if (!fixed)
             return oom(b);
         b->repaired[b->nrepaired++] = fixed;

@@ -129,6 +129,13 @@ int rt__pprof_resolve(const struct rt__pprof *pp, enum rt_ptype want,
     for (size_t i = 0; i < pp->nsample_types; i++) {
         enum kind k = classify(pp, &pp->sample_types[i], &scale);
         all_undeclared &= k == K_UNDECLARED;
+        /* Two values of one type: which is the profile's cannot be told (docs/decisions.md);
+         * taking the first, as before, guessed. */
+        if ((k == K_CPU && cpu >= 0) || (k == K_WALL && wall >= 0))
+            return rt_error_set(err, RT_ETYPE,
+                                "sample types %d and %zu are both %s time: which one is the "
+                                "profile's cannot be told (upload one of them)",
+                                k == K_CPU ? cpu : wall, i, k == K_CPU ? "cpu" : "wall");
         if (k == K_CPU && cpu < 0) {
             cpu = (int)i;
             cpu_scale = scale;

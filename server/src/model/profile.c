@@ -42,6 +42,29 @@ void rt_profile_free(struct rt_profile *p)
     free(p);
 }
 
+/* A hash of one stack: its frames' names (each with its length), samples and value. */
+static uint64_t stack_hash(const struct rt_profile *p, const struct rt_profile_stack *st)
+{
+    uint64_t h = rt_hash(&st->samples, sizeof(st->samples));
+    h = h * 31 + rt_hash(&st->value_ns, sizeof(st->value_ns));
+    for (uint32_t k = 0; k < st->depth; k++) {
+        uint32_t id = p->frame_ids[st->off + k];
+        uint64_t len = p->frames.lens[id];
+        h = h * 1000003 + rt_hash(p->frames.strs[id], (size_t)len);
+        h = h * 31 + len;
+    }
+    return h;
+}
+
+uint64_t rt_profile_content_hash(const struct rt_profile *p)
+{
+    int64_t head[3] = {(int64_t)p->type, p->time_ns, p->duration_ns};
+    uint64_t h = rt_hash(head, sizeof(head));
+    for (size_t i = 0; i < p->nstacks; i++)
+        h += rt_hash(&(uint64_t){stack_hash(p, &p->stacks[i])}, sizeof(uint64_t));
+    return h ? h : 1;
+}
+
 int rt_profile_set_str(char **field, const char *s)
 {
     char *copy = NULL;

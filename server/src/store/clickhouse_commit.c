@@ -10,9 +10,15 @@
 #include "clickhouse_int.h"
 
 const char *const rt__ch_upload_tables[RT__CH_UPLOAD_TABLES] = {
-    /* the dictionary first, then the profiles, then what lists them */
-    "frames", "stacks", "profiles", "services", "instance_events", "uploads",
-    "service_versions", "deploys",
+    /* the dictionary first, then the profiles, then what lists them. profiles names its
+     * columns, in write_profile's order: the migrations append theirs at the end, and a
+     * database migrated in another order (or by an older node) must read the same rows */
+    "frames", "stacks",
+    "profiles (id, dedup, service, type, instance, version, has_version, profile_id, has_pid, "
+    "time_ns, duration_ns, end_ns, period_ns, samples, value_ns, thread_cpu_ns, process_cpu_ns, "
+    "has_counts, truncated_stacks, created_at_ns, stacks, row_samples, row_values, row_leaves, "
+    "producer, cpu_scale, content_hash)",
+    "services", "instance_events", "uploads", "service_versions", "deploys",
 };
 
 /* One upload's rows, queued. */
@@ -30,7 +36,7 @@ static int insert(struct rt__ch *ch, const char *table, const struct rt_buf *b,
 {
     if (!b->len)
         return 0;
-    char sql[96];
+    char sql[512];
     snprintf(sql, sizeof(sql), "INSERT INTO %s FORMAT RowBinary", table);
     return rt__ch_exec(ch, sql, b->data, b->len, NULL, err);
 }

@@ -52,18 +52,26 @@ static const char *const schema_v1[] = {
     NULL,
 };
 
-/* Version 1 -> 2: each profile records who sampled it (rt/producer.h) and the factor capacity
- * scales its CPU by (DESIGN §7), appended after row_leaves (write_profile writes them last).
- * Rows stored before read '' and 1: an unknown producer, compared and never rescaled, as in
- * the SQLite backend. 18.16 has no ADD COLUMN IF NOT EXISTS: add_columns checks first. */
-static const char *const columns_v2[][2] = {
-    {"producer", "String DEFAULT ''"},
-    {"cpu_scale", "Float64 DEFAULT 1"},
+/* Columns appended to profiles after row_leaves, in the order write_profile writes them, with
+ * the schema version that added each. 18.16 has no ADD COLUMN IF NOT EXISTS: add_columns
+ * looks first.
+ * Version 2: who sampled a profile (rt/producer.h) and the factor capacity scales its CPU by
+ * (DESIGN §7); rows stored before read '' and 1: an unknown producer, compared and never
+ * rescaled, as in the SQLite backend.
+ * Version 3: the content hash that tells a retry from another profile under the same
+ * profile_id (docs/decisions.md); rows stored before read 0, "not known". */
+static const struct {
+    int version;
+    const char *name, *type;
+} added_columns[] = {
+    {2, "producer", "String DEFAULT ''"},
+    {2, "cpu_scale", "Float64 DEFAULT 1"},
+    {3, "content_hash", "UInt64 DEFAULT 0"},
 };
 
-/* migrations[v] takes the database from version v to v + 1; statements are idempotent
- * (IF NOT EXISTS), since two nodes may migrate at once. */
-static const char *const *const migrations[RT__CH_SCHEMA_VERSION] = {schema_v1, NULL};
+/* migrations[v] takes the database from version v to v + 1 (then added_columns of v + 1);
+ * statements are idempotent (IF NOT EXISTS), since two nodes may migrate at once. */
+static const char *const *const migrations[RT__CH_SCHEMA_VERSION] = {schema_v1, NULL, NULL};
 
 /* Splits "clickhouse:http://HOST:PORT/DB[?settings]" into ch->url and ch->db. */
 static int parse_uri(struct rt__ch *ch, const char *uri, struct rt_error *err)
@@ -143,23 +151,26 @@ static int has_column(struct rt__ch *ch, const char *name, bool *has, struct rt_
     return rc;
 }
 
-/* Adds version 2's columns that profiles lacks. Two nodes may migrate at once: an ALTER that
- * fails because the other added the column meanwhile is fine once the column is there. */
-static int add_columns_v2(struct rt__ch *ch, struct rt_error *err)
+/* Adds the columns of schema version v that profiles lacks. Two nodes may migrate at once: an
+ * ALTER that fails because the other added the column meanwhile is fine once it is there. */
+static int add_columns(struct rt__ch *ch, int v, struct rt_error *err)
 {
-    for (size_t i = 0; i < sizeof(columns_v2) / sizeof(columns_v2[0]); i++) {
+    for (size_t i = 0; i < sizeof(added_columns) / sizeof(added_columns[0]); i++) {
+        if (added_columns[i].version != v)
+            continue;
+        const char *name = added_columns[i].name;
         bool has = false;
-        if (has_column(ch, columns_v2[i][0], &has, err))
+        if (has_column(ch, name, &has, err))
             return err->code;
         if (has)
             continue;
         char sql[256];
-        snprintf(sql, sizeof(sql), "ALTER TABLE profiles ADD COLUMN %s %s", columns_v2[i][0],
-                 columns_v2[i][1]);
+        snprintf(sql, sizeof(sql), "ALTER TABLE profiles ADD COLUMN %s %s", name,
+                 added_columns[i].type);
         struct rt_error alter = {0};
         if (rt__ch_exec(ch, sql, NULL, 0, NULL, &alter) == 0)
             continue;
-        if (has_column(ch, columns_v2[i][0], &has, err))
+        if (has_column(ch, name, &has, err))
             return err->code;
         if (!has) {
             *err = alter;
@@ -189,7 +200,7 @@ static int migrate(struct rt__ch *ch, struct rt_error *err)
         for (const char *const *sql = migrations[v]; sql && *sql; sql++)
             if (rt__ch_exec(ch, *sql, NULL, 0, NULL, err))
                 return err->code;
-        if (v == 1 && add_columns_v2(ch, err))
+        if (add_columns(ch, (int)v + 1, err))
             return err->code;
         char ins[128];
         snprintf(ins, sizeof(ins), "INSERT INTO schema_version VALUES (%d, %lld)", (int)v + 1,

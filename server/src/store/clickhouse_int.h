@@ -15,7 +15,7 @@
 #include "store_int.h"
 
 /* Schema version this roottrace writes (the schema_version table). */
-#define RT__CH_SCHEMA_VERSION 2
+#define RT__CH_SCHEMA_VERSION 3
 
 /* Idle curl handles kept for reuse. */
 #define RT__CH_POOL 8

@@ -145,35 +145,61 @@ static int profile_rows(struct put_ctx *c, const struct rt_profile *p, size_t *n
     return 0;
 }
 
-/* The id of a stored profile with p's (profile_id, type) in p's service and with p's start, or
- * 0. A retried upload carries the same start, and the start keeps the lookup on the primary
- * key (service, type, time_ns): without it 18.16 reads every profile_id of the service, and
- * uploads slow down as the store grows. A profile_id reused with another start is stored, and
- * counted once all the same (reads keep one row per dedup key). */
-static int find_duplicate(struct put_ctx *c, const struct rt_profile *p, int64_t *id,
-                          struct rt_error *err)
+/* How far from a profile's start a stored one with its profile_id is looked for: a day,
+ * the longest profile (api_profiles.c), so that the lookup stays on the primary key
+ * (service, type, time_ns); without a range 18.16 reads every profile_id of the service and
+ * uploads slow down as the store grows. Farther apart, both are stored and both read (the
+ * dedup key holds the content hash). */
+#define DUP_RANGE_NS (86400LL * 1000000000LL)
+
+/* A stored profile with p's (service, instance, type, profile_id) within DUP_RANGE_NS of p's
+ * start: res says duplicate, with its id, figures and content hash (rows stored before the
+ * hash read 0, "not known"); res is untouched when there is none. */
+static int find_duplicate(struct put_ctx *c, const struct rt_profile *p,
+                          struct rt_store_put_result *res, struct rt_error *err)
 {
-    *id = 0;
-    if (!p->profile_id)
+    if (!p->profile_id || !*p->profile_id)
         return 0;
     struct rt_buf sql, out;
     rt_buf_init(&sql, 0);
     rt_buf_init(&out, 0);
-    rt_buf_puts(&sql, "SELECT id FROM profiles WHERE service = ");
+    long long t = p->time_ns;
+    long long lo = t > INT64_MIN + DUP_RANGE_NS ? t - DUP_RANGE_NS : INT64_MIN;
+    long long hi = t < INT64_MAX - DUP_RANGE_NS ? t + DUP_RANGE_NS : INT64_MAX;
+    rt_buf_puts(&sql, "SELECT id, samples, value_ns, content_hash FROM profiles WHERE service = ");
     rt__ch_quote_cstr(&sql, p->service);
-    rt_buf_printf(&sql, " AND type = %d AND time_ns = %lld AND has_pid = 1 AND profile_id = ",
-                  (int)p->type, (long long)p->time_ns);
+    rt_buf_printf(&sql, " AND type = %d AND time_ns >= %lld AND time_ns <= %lld AND has_pid = 1 "
+                        "AND profile_id = ", (int)p->type, lo, hi);
     rt__ch_quote_cstr(&sql, p->profile_id);
+    rt_buf_puts(&sql, " AND instance = ");
+    rt__ch_quote_cstr(&sql, p->instance ? p->instance : "");
     rt_buf_puts(&sql, " ORDER BY id LIMIT 1 FORMAT RowBinary");
     int rc = rt__ch_run(c->ch, &sql, &out, err);
-    if (!rc && out.len == 8) {
+    if (!rc && out.len == 32) {
         struct rt__ch_rd r;
         rt__ch_rd_init(&r, &out);
-        *id = (int64_t)rt__ch_rd_u64(&r);
+        res->id = (int64_t)rt__ch_rd_u64(&r);
+        res->samples = rt__ch_rd_f64(&r);
+        res->value_ns = rt__ch_rd_i64(&r);
+        res->stored_hash = rt__ch_rd_u64(&r);
+        res->duplicate = true;
     }
     rt_buf_cleanup(&sql);
     rt_buf_cleanup(&out);
     return rc;
+}
+
+/* The read-time deduplication key of a profile (LIMIT 1 BY dedup within a service and type):
+ * instance, profile_id and content hash, so that only a true retry (or a concurrent twin)
+ * is read once; "#id" for a profile without a profile_id. Appended to key; 0 or RT_ENOMEM. */
+static int dedup_key(const struct rt_profile *p, int64_t id, struct rt_buf *key)
+{
+    if (!p->profile_id || !*p->profile_id)
+        return rt_buf_printf(key, "#%lld", (long long)id);
+    const char *inst = p->instance ? p->instance : "";
+    return rt_buf_append(key, inst, strlen(inst) + 1) ||
+           rt_buf_append(key, p->profile_id, strlen(p->profile_id) + 1) ||
+           rt_buf_printf(key, "%016llx", (unsigned long long)p->content_hash);
 }
 
 /* Queues an observed deploy when p's service reports p's version for the first time. */
@@ -220,14 +246,15 @@ static int write_profile(struct put_ctx *c, const struct rt_profile *p, int64_t 
     int64_t span = p->duration_ns > 0 ? p->duration_ns : 1, end;
     if (__builtin_add_overflow(p->time_ns, span, &end))
         end = INT64_MAX;
-    char dedup[32];
-    snprintf(dedup, sizeof(dedup), "#%lld", (long long)id);
-    int rc = rt__ch_w_u64(b, (uint64_t)id) ||
-             rt__ch_w_cstr(b, p->profile_id ? p->profile_id : dedup) ||
+    struct rt_buf dedup;
+    rt_buf_init(&dedup, 0);
+    bool pid = p->profile_id && *p->profile_id;
+    int rc = dedup_key(p, id, &dedup) || rt__ch_w_u64(b, (uint64_t)id) ||
+             rt__ch_w_str(b, dedup.data, dedup.len) ||
              rt__ch_w_cstr(b, p->service) || rt__ch_w_u8(b, (uint8_t)p->type) ||
              rt__ch_w_cstr(b, p->instance) || rt__ch_w_cstr(b, p->version) ||
-             rt__ch_w_u8(b, p->version != NULL) || rt__ch_w_cstr(b, p->profile_id) ||
-             rt__ch_w_u8(b, p->profile_id != NULL) || rt__ch_w_i64(b, p->time_ns) ||
+             rt__ch_w_u8(b, p->version != NULL) || rt__ch_w_cstr(b, pid ? p->profile_id : NULL) ||
+             rt__ch_w_u8(b, pid) || rt__ch_w_i64(b, p->time_ns) ||
              rt__ch_w_i64(b, p->duration_ns < 0 ? -1 : p->duration_ns) || rt__ch_w_i64(b, end) ||
              rt__ch_w_i64(b, p->period_ns) || rt__ch_w_f64(b, p->samples) ||
              rt__ch_w_i64(b, p->value_ns) || rt__ch_w_i64(b, p->thread_cpu_ns) ||
@@ -245,9 +272,10 @@ static int write_profile(struct put_ctx *c, const struct rt_profile *p, int64_t 
     rc = rc || rt__ch_w_uvarint(b, n);
     for (size_t i = 0; !rc && i < n; i++)
         rc = rt__ch_w_u64(b, c->rows[i].leaf);
-    /* schema v2's columns, appended to the table by its migration */
+    /* schema v2's and v3's columns, appended to the table by their migrations */
     rc = rc || rt__ch_w_cstr(b, p->producer ? p->producer->name : "") ||
-         rt__ch_w_f64(b, p->cpu_scale);
+         rt__ch_w_f64(b, p->cpu_scale) || rt__ch_w_u64(b, p->content_hash);
+    rt_buf_cleanup(&dedup);
     return rc ? RT_ENOMEM : 0;
 }
 
@@ -258,17 +286,19 @@ static int put_one(struct put_ctx *c, struct rt_profile *const *ps, size_t i,
     const struct rt_profile *p = ps[i];
     for (size_t j = 0; p->profile_id && j < i; j++)
         if (ps[j]->profile_id && ps[j]->type == p->type && !res[j].duplicate &&
-            !strcmp(ps[j]->profile_id, p->profile_id) && !strcmp(ps[j]->service, p->service)) {
-            res[i] = (struct rt_store_put_result){res[j].id, true};
+            !strcmp(ps[j]->profile_id, p->profile_id) && !strcmp(ps[j]->service, p->service) &&
+            !strcmp(ps[j]->instance ? ps[j]->instance : "", p->instance ? p->instance : "")) {
+            res[i] = (struct rt_store_put_result){.id = res[j].id, .duplicate = true,
+                                                  .samples = ps[j]->samples,
+                                                  .value_ns = ps[j]->value_ns,
+                                                  .stored_hash = ps[j]->content_hash};
             return 0;
         }
-    int64_t dup;
-    if (find_duplicate(c, p, &dup, err))
+    res[i] = (struct rt_store_put_result){0};
+    if (find_duplicate(c, p, &res[i], err))
         return err->code;
-    if (dup) {
-        res[i] = (struct rt_store_put_result){dup, true};
+    if (res[i].duplicate)
         return 0;
-    }
     size_t n;
     int64_t id = rt__ch_new_id();
     if (profile_rows(c, p, &n, err) || observe_version(c, p, err))
@@ -280,7 +310,7 @@ static int put_one(struct put_ctx *c, struct rt_profile *const *ps, size_t i,
         rt__ch_w_cstr(&c->uploads, p->service) || rt__ch_w_u8(&c->uploads, (uint8_t)p->type) ||
         rt__ch_w_i64(&c->uploads, c->now_ns))
         return rt_error_set(err, RT_ENOMEM, "out of memory");
-    res[i] = (struct rt_store_put_result){id, false};
+    res[i].id = id;
     return 0;
 }
 
@@ -362,7 +392,8 @@ int64_t rt__ch_profile_count(struct rt_store *s)
     rt_buf_init(&out, 0);
     struct rt_error err;
     int64_t v = -1;
-    if (!rt__ch_exec(s->be, "SELECT uniqExact(type, dedup) FROM profiles FORMAT TabSeparated",
+    if (!rt__ch_exec(s->be,
+                     "SELECT uniqExact(service, type, dedup) FROM profiles FORMAT TabSeparated",
                      NULL, 0, &out, &err))
         v = strtoll(out.data ? out.data : "-1", NULL, 10);
     rt_buf_cleanup(&out);
@@ -381,7 +412,7 @@ static int drop_partitions(struct rt__ch *ch, const char *table, const char *tim
     rt_buf_printf(&sql,
                   "SELECT toYYYYMM(toDateTime(intDiv(greatest(%s, 0), 1000000000))) AS m, %s "
                   "FROM %s GROUP BY m HAVING max(%s) %s %lld ORDER BY m FORMAT RowBinary",
-                  time_col, deleted ? "uniqExact(type, dedup)" : "count()", table, end_col,
+                  time_col, deleted ? "uniqExact(service, type, dedup)" : "count()", table, end_col,
                   strict ? "<" : "<=", (long long)cutoff_ns);
     int rc = rt__ch_run(ch, &sql, &out, err);
     struct rt__ch_rd r;

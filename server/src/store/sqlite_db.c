@@ -11,7 +11,7 @@
 
 #include "sqlite_int.h"
 
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 #define BUSY_TIMEOUT_MS 10000
 #define MAX_IDLE_READERS 8
 
@@ -91,9 +91,20 @@ static const char migrate_v3[] =
     "ALTER TABLE profiles ADD COLUMN producer TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE profiles ADD COLUMN cpu_scale REAL NOT NULL DEFAULT 1;";
 
+/* Version 3 -> 4: deduplication scoped to (service, instance, type, profile_id), with each
+ * profile's content hash to tell a retry from another profile under the same id
+ * (docs/decisions.md). An empty profile_id is no id (before, one of them made every later
+ * upload of its type a "duplicate"); rows stored before read a hash of 0, "not known". */
+static const char migrate_v4[] =
+    "UPDATE profiles SET profile_id = NULL WHERE profile_id = '';"
+    "DROP INDEX profiles_dedup;"
+    "CREATE UNIQUE INDEX profiles_dedup ON profiles(service_id, instance_id, type, profile_id)"
+    " WHERE profile_id IS NOT NULL;"
+    "ALTER TABLE profiles ADD COLUMN content_hash INTEGER NOT NULL DEFAULT 0;";
+
 /* Migrations: migrations[v] takes a database from version v to v + 1. */
 static const char *const migrations[SCHEMA_VERSION] = {rt__sqlite_schema_v1, migrate_v2,
-                                                       migrate_v3};
+                                                       migrate_v3, migrate_v4};
 
 int rt__sqlite_fail(struct rt__sqlite_conn *c, int rc, const char *what, struct rt_error *err)
 {

@@ -23,7 +23,11 @@
     XX(ROLLBACK, "ROLLBACK")                                                                   \
     XX(SYNC_FULL, "PRAGMA synchronous = FULL")                                                 \
     XX(SYNC_NORMAL, "PRAGMA synchronous = NORMAL")                                             \
-    XX(FIND_DUP, "SELECT id FROM profiles WHERE profile_id = ?1 AND type = ?2")                \
+    XX(FIND_DUP, "SELECT p.id, p.samples, p.value_ns, p.content_hash FROM profiles p "        \
+                 "WHERE p.profile_id = ?1 AND p.type = ?2 AND p.service_id = "               \
+                 "(SELECT id FROM services WHERE name = ?3) AND p.instance_id = "            \
+                 "(SELECT i.id FROM instances i WHERE i.service_id = p.service_id "          \
+                 "AND i.name = ?4)")                                                          \
     XX(SERVICE_ADD, "INSERT INTO services(name, created_at_ns) VALUES(?1, ?2) "                \
                     "ON CONFLICT(name) DO NOTHING")                                            \
     XX(SERVICE_ID, "SELECT id FROM services WHERE name = ?1")                                  \
@@ -52,9 +56,9 @@
     XX(PROFILE_ADD,                                                                            \
        "INSERT INTO profiles(service_id, type, instance_id, version, profile_id, time_ns, "    \
        "duration_ns, end_ns, period_ns, samples, value_ns, thread_cpu_ns, process_cpu_ns, "    \
-       "has_counts, truncated_stacks, created_at_ns, nrows, rows, producer, cpu_scale) "       \
-       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, " \
-       "?19, ?20)")                                                                            \
+       "has_counts, truncated_stacks, created_at_ns, nrows, rows, producer, cpu_scale, "       \
+       "content_hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, " \
+       "?16, ?17, ?18, ?19, ?20, ?21)")                                                       \
     XX(META_ADD, "UPDATE meta SET value = value + ?2 WHERE key = ?1")                          \
     XX(META_MAX, "UPDATE meta SET value = max(value, ?2) WHERE key = ?1")                      \
     XX(META_GET, "SELECT value FROM meta WHERE key = ?1")                                      \

@@ -197,21 +197,27 @@ static int intern_rows(struct put_ctx *c, const struct rt_profile *p, struct rt_
     return 0;
 }
 
-/* Finds a stored profile with p's (profile_id, type); *id = 0 when none. */
-static int find_duplicate(struct put_ctx *c, const struct rt_profile *p, int64_t *id,
-                          struct rt_error *err)
+/* Finds a stored profile with p's (service, instance, type, profile_id): res says duplicate,
+ * with its id, figures and content hash; res is untouched when there is none. */
+static int find_duplicate(struct put_ctx *c, const struct rt_profile *p,
+                          struct rt_store_put_result *res, struct rt_error *err)
 {
-    *id = 0;
-    if (!p->profile_id)
+    if (!p->profile_id || !*p->profile_id)
         return 0;
     sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_FIND_DUP, err);
     if (!st)
         return err->code;
     sqlite3_bind_text(st, 1, p->profile_id, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, (int)p->type);
+    sqlite3_bind_text(st, 3, p->service, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, p->instance ? p->instance : "", -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
-        *id = sqlite3_column_int64(st, 0);
+        *res = (struct rt_store_put_result){.id = sqlite3_column_int64(st, 0),
+                                            .duplicate = true,
+                                            .samples = sqlite3_column_double(st, 1),
+                                            .value_ns = sqlite3_column_int64(st, 2),
+                                            .stored_hash = (uint64_t)sqlite3_column_int64(st, 3)};
     sqlite3_reset(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return rt__sqlite_fail(c->w, rc, "looking up profile_id", err);
@@ -263,7 +269,7 @@ static int insert_profile(struct put_ctx *c, const struct rt_profile *p, int64_t
     sqlite3_bind_int(st, 2, (int)p->type);
     sqlite3_bind_int64(st, 3, instance_id);
     rt__sqlite_bind_text(st, 4, p->version);
-    rt__sqlite_bind_text(st, 5, p->profile_id);
+    rt__sqlite_bind_text(st, 5, p->profile_id && *p->profile_id ? p->profile_id : NULL);
     sqlite3_bind_int64(st, 6, p->time_ns);
     sqlite3_bind_int64(st, 7, p->duration_ns < 0 ? -1 : p->duration_ns);
     sqlite3_bind_int64(st, 8, end);
@@ -279,6 +285,7 @@ static int insert_profile(struct put_ctx *c, const struct rt_profile *p, int64_t
     sqlite3_bind_blob(st, 18, c->blob.data, (int)c->blob.len, SQLITE_STATIC);
     sqlite3_bind_text(st, 19, p->producer ? p->producer->name : "", -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 20, p->cpu_scale);
+    sqlite3_bind_int64(st, 21, (int64_t)p->content_hash);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -307,13 +314,12 @@ static int touch_service(struct put_ctx *c, int64_t service_id, struct rt_error 
 static int put_one(struct put_ctx *c, const struct rt_profile *p, struct rt_store_put_result *res,
                    struct rt_error *err)
 {
-    int64_t dup = 0, service_id = 0, instance_id = 0, id = 0;
-    if (find_duplicate(c, p, &dup, err))
+    int64_t service_id = 0, instance_id = 0, id = 0;
+    *res = (struct rt_store_put_result){0};
+    if (find_duplicate(c, p, res, err))
         return err->code;
-    if (dup) {
-        *res = (struct rt_store_put_result){dup, true};
+    if (res->duplicate)
         return 0;
-    }
     if (rt__sqlite_service_id(c->w, p->service, c->now_ns, &service_id, err) ||
         rt__sqlite_instance_id(c->w, service_id, p->instance ? p->instance : "", p, c->now_ns,
                                &instance_id, err) ||
@@ -328,7 +334,7 @@ static int put_one(struct put_ctx *c, const struct rt_profile *p, struct rt_stor
     if (insert_profile(c, p, service_id, instance_id, nrows, &id, err) ||
         touch_service(c, service_id, err))
         return err->code;
-    *res = (struct rt_store_put_result){id, false};
+    res->id = id;
     return 0;
 }
 

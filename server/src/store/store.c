@@ -170,7 +170,18 @@ int rt_store_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size
     }
     if (n == 0)
         return 0;
-    return s->ops->put_profiles(s, ps, n, res, err);
+    for (size_t i = 0; i < n; i++)
+        ps[i]->content_hash = rt_profile_content_hash(ps[i]);
+    int rc = s->ops->put_profiles(s, ps, n, res, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        struct rt_store_put_result *r = &res[i];
+        r->conflict = r->duplicate && r->stored_hash && r->stored_hash != ps[i]->content_hash;
+        if (!r->duplicate) {
+            r->samples = ps[i]->samples;
+            r->value_ns = ps[i]->value_ns;
+        }
+    }
+    return rc;
 }
 
 void rt_store_cancel_reads(struct rt_store *s)

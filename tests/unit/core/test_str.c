@@ -59,6 +59,33 @@ static void test_dup_utf8(void)
     free(s);
 }
 
+/* The one rule for names (issue #13): control bytes become visible "\xHH", so names that
+ * differ only there stay distinct and carry no NUL, newline or tab into any output. */
+static void test_names(void)
+{
+    CHECK(rt_str_is_name(RT_STR_LIT("pkg.(*T).run")));
+    CHECK(rt_str_is_name(RT_STR_LIT("\xe4\xbd\xa0")));
+    CHECK(!rt_str_is_name((struct rt_str){"nul\0a", 5}));
+    CHECK(!rt_str_is_name(RT_STR_LIT("tab\there")));
+    CHECK(!rt_str_is_name(RT_STR_LIT("del\x7f")));
+    CHECK(!rt_str_is_name(RT_STR_LIT("caf\xe9")));
+    size_t n = 0;
+    char *a = rt_str_dup_name((struct rt_str){"nul\0a", 5}, &n);
+    char *b = rt_str_dup_name((struct rt_str){"nul\0b", 5}, NULL);
+    char *z = rt_str_dup_name((struct rt_str){"\0", 1}, NULL);
+    CHECK_STR(a, "nul\\x00a");
+    CHECK_INT(n, 8);
+    CHECK_STR(b, "nul\\x00b");
+    CHECK_STR(z, "\\x00"); /* a leading NUL no longer gives an empty name */
+    free(a);
+    free(b);
+    free(z);
+    a = rt_str_dup_name(RT_STR_LIT("a\tb\nc\r\x1f\x7f caf\xe9"), &n);
+    CHECK_STR(a, "a\\x09b\\x0ac\\x0d\\x1f\\x7f caf" FFFD);
+    CHECK(a && rt_str_is_name(rt_str_from(a)));
+    free(a);
+}
+
 static void test_helpers(void)
 {
     CHECK(rt_str_eq_cstr(RT_STR_LIT("cpu"), "cpu"));
@@ -75,6 +102,7 @@ int main(void)
     RUN(test_utf8_seq_len);
     RUN(test_is_utf8);
     RUN(test_dup_utf8);
+    RUN(test_names);
     RUN(test_helpers);
     return TEST_DONE();
 }

@@ -26,7 +26,8 @@ static void test_parse_rfc3339(void)
 }
 
 /* Days past the month's length are refused (they used to roll over: 2020-02-30 read as
- * 2020-03-01), with Gregorian leap years; second 60 (a leap second) is refused. */
+ * 2020-03-01), with Gregorian leap years. A leap second (23:59:60 UTC, RFC 3339) reads as
+ * the last nanosecond of 23:59:59; second 60 of another minute is refused. */
 static void test_parse_impossible_dates(void)
 {
     int64_t ns = 0;
@@ -38,7 +39,13 @@ static void test_parse_impossible_dates(void)
     CHECK_INT(rt_time_parse("2025-09-31T00:00:00Z", &ns), RT_EINVAL);
     CHECK_INT(rt_time_parse("2025-11-31T00:00:00Z", &ns), RT_EINVAL);
     CHECK_INT(rt_time_parse("2025-11-00T00:00:00Z", &ns), RT_EINVAL);
-    CHECK_INT(rt_time_parse("2016-12-31T23:59:60Z", &ns), RT_EINVAL);
+    CHECK_PARSES(rt_time_parse, "2016-12-31T23:59:60Z", 1483228799LL * RT_NS_PER_S + 999999999);
+    CHECK_PARSES(rt_time_parse, "2016-12-31T23:59:60.5Z", 1483228799LL * RT_NS_PER_S + 999999999);
+    CHECK_PARSES(rt_time_parse, "2016-12-31T18:59:60-05:00",
+                 1483228799LL * RT_NS_PER_S + 999999999);
+    CHECK_INT(rt_time_parse("2016-12-31T23:58:60Z", &ns), RT_EINVAL);
+    CHECK_INT(rt_time_parse("2016-12-31T23:59:60+01:00", &ns), RT_EINVAL); /* 22:59:60 UTC */
+    CHECK_INT(rt_time_parse("2016-12-31T23:59:61Z", &ns), RT_EINVAL);
     CHECK_INT(rt_time_parse("2025-11-30T24:00:00Z", &ns), RT_EINVAL);
     /* Last days that exist: 2020 and 2000 are leap years. */
     CHECK_PARSES(rt_time_parse, "2020-02-29T00:00:00Z", 1582934400LL * RT_NS_PER_S);
@@ -94,6 +101,16 @@ static void test_duration(void)
     CHECK_PARSES(rt_duration_parse, "250ms", 250000000);
     CHECK_INT(rt_duration_parse("10x", &ns), RT_EINVAL);
     CHECK_INT(rt_duration_parse("-5s", &ns), RT_EINVAL);
+    /* decimal only (issue #13): strtod read "0x10" as 16 s and "1e3" as 1000 s */
+    const char *bad[] = {"0x10", "1e3", "1E3", " 5", "+5", "inf", "nan", ".5", "5.", "1.5.2",
+                         "", "5 s", "0x10s", "1e3ms"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (rt_duration_parse(bad[i], &ns) != RT_EINVAL) {
+            fprintf(stderr, "duration \"%s\" accepted\n", bad[i]);
+            CHECK(0);
+        }
+    CHECK_PARSES(rt_duration_parse, "0.25s", 250000000);
+    CHECK_PARSES(rt_duration_parse, "007", 7 * RT_NS_PER_S);
 }
 
 int main(void)

@@ -486,6 +486,74 @@ static void test_limits_and_format(void)
     }
 }
 
+/* A line with two counts is difffolded.pl's "stack <before> <after>": the profile is the
+ * after one, as flamegraph.pl and inferno draw it (issue #13, 3: "main;parse 5 6" was a frame
+ * "parse 5" with 6 samples). Checked on inferno's own diff-folded inputs: their difffolded
+ * merge (each stack of either file with both counts, 0 where it is absent) reads back as
+ * after.txt, stack by stack. */
+static void test_difffolded_lines(void)
+{
+    struct rt_ingest_params q;
+    params_cpu(&q);
+    struct rt_error e;
+    struct rt_profile *p;
+    CHECK_INT(parse_str("main;parse 5 6\nmain;x 7\nmain;y 0 3\nmain;z 4 0\n", &q, &p, &e), 0);
+    if (p) {
+        CHECK_INT(stack_value(p, "main;parse"), 60000000);
+        CHECK_INT(stack_value(p, "main;parse 5"), -1);
+        CHECK_INT(stack_value(p, "main;x"), 70000000);
+        CHECK_INT(stack_value(p, "main;y"), 30000000);
+        CHECK_INT(stack_value(p, "main;z"), -1); /* 0 after: not in this profile */
+        rt_profile_free(p);
+    }
+    size_t nb = 0, na = 0;
+    char *before = slurp("../shared/data/collapsed/inferno__diff-folded_before.txt", &nb);
+    char *after = slurp("../shared/data/collapsed/inferno__diff-folded_after.txt", &na);
+    CHECK(before && after);
+    struct rt_profile *pb = NULL, *pa = NULL;
+    CHECK_INT(parse(before, nb, &q, &pb, &e), 0);
+    CHECK_INT(parse(after, na, &q, &pa, &e), 0);
+    struct rt_buf diff;
+    rt_buf_init(&diff, 0);
+    char joined[4096];
+    for (int side = 0; pb && pa && side < 2; side++) {
+        const struct rt_profile *x = side ? pa : pb, *y = side ? pb : pa;
+        for (size_t i = 0; i < x->nstacks; i++) {
+            size_t n = 0;
+            for (uint32_t k = 0; k < x->stacks[i].depth; k++)
+                n += (size_t)snprintf(joined + n, sizeof(joined) - n, "%s%s", k ? ";" : "",
+                                      rt_profile_frame(x, x->frame_ids[x->stacks[i].off + k]));
+            int64_t other = stack_value(y, joined);
+            if (side && other >= 0)
+                continue; /* written from the before side already */
+            int64_t b = side ? 0 : x->stacks[i].value_ns, a = side ? x->stacks[i].value_ns
+                                                                    : (other > 0 ? other : 0);
+            rt_buf_printf(&diff, "%s %lld %lld\n", joined, (long long)(b / 10000000),
+                          (long long)(a / 10000000));
+        }
+    }
+    struct rt_profile *pd = NULL;
+    CHECK_INT(parse(diff.data ? diff.data : "", diff.len, &q, &pd, &e), 0);
+    if (pd && pa) {
+        CHECK_INT(pd->value_ns, pa->value_ns);
+        CHECK_INT(pd->value_ns, 800000000); /* after.txt's 80 samples (SOURCES.md) */
+        CHECK_INT(pd->nstacks, pa->nstacks);
+        for (size_t i = 0; i < pa->nstacks; i++) {
+            size_t n = 0;
+            for (uint32_t k = 0; k < pa->stacks[i].depth; k++)
+                n += (size_t)snprintf(joined + n, sizeof(joined) - n, "%s%s", k ? ";" : "",
+                                      rt_profile_frame(pa, pa->frame_ids[pa->stacks[i].off + k]));
+            CHECK_INT(stack_value(pd, joined), pa->stacks[i].value_ns);
+        }
+    }
+    rt_profile_free(pb);
+    rt_profile_free(pa);
+    rt_profile_free(pd);
+    rt_buf_cleanup(&diff);
+    free(before);
+    free(after);
+}
+
 int main(void)
 {
     RUN(test_every_file);
@@ -502,5 +570,6 @@ int main(void)
     RUN(test_utf16_surrogates);
     RUN(test_deep_line_truncated);
     RUN(test_limits_and_format);
+    RUN(test_difffolded_lines);
     return TEST_DONE();
 }

@@ -64,8 +64,10 @@ static void test_empty_body(void)
 }
 
 /* Every file of dir (relative to ../shared/data) whose name ends with suffix is refused with
- * RT_EFORMAT and a message containing want, in every format and with or without type=. */
-static int refuse_dir(const char *dir, const char *suffix, const char *want)
+ * RT_EFORMAT and a message containing want, undeclared and (unless only_sniffed) declared
+ * folded, with or without type=; only_sniffed: declared folded, it is read as folded text
+ * (which a JSON document is not: RT_EMALFORMED or, without type=, RT_ETYPE). */
+static int refuse_dir(const char *dir, const char *suffix, const char *want, bool only_sniffed)
 {
     char path[512];
     snprintf(path, sizeof(path), "../shared/data/%s", dir);
@@ -84,6 +86,10 @@ static int refuse_dir(const char *dir, const char *suffix, const char *want)
             for (int t = 0; t < 2; t++) {
                 struct rt_error e;
                 int rc = parse(body, n, fmts[f], t ? "cpu" : NULL, &e, NULL);
+                if (only_sniffed && fmts[f] == RT_FMT_FOLDED) {
+                    CHECK_INT(rc, t ? RT_EMALFORMED : RT_ETYPE);
+                    continue;
+                }
                 if (rc != RT_EFORMAT || !strstr(e.msg, want))
                     fprintf(stderr, "%s (format %d, type %d): %d %s\n", de->d_name, (int)fmts[f],
                             t, rc, e.msg);
@@ -103,11 +109,13 @@ static int refuse_dir(const char *dir, const char *suffix, const char *want)
 static void test_other_formats_refused(void)
 {
     CHECK_INT(refuse_dir("cpuprofile", ".cpuprofile", "V8 .cpuprofile / JSON profiles are not "
-                                                      "accepted"),
+                                                      "accepted", true),
               5);
-    CHECK_INT(refuse_dir("other/chrome", ".json", "the Node SDK converts .cpuprofile to pprof"), 1);
-    CHECK_INT(refuse_dir("other/jfr", ".jfr", "JFR recordings are not accepted"), 1);
-    CHECK_INT(refuse_dir("other/jfr", ".jfr.gz", "`jfr print`"), 3);
+    CHECK_INT(refuse_dir("other/chrome", ".json", "the Node SDK converts .cpuprofile to pprof",
+                         true),
+              1);
+    CHECK_INT(refuse_dir("other/jfr", ".jfr", "JFR recordings are not accepted", false), 1);
+    CHECK_INT(refuse_dir("other/jfr", ".jfr.gz", "`jfr print`", false), 3);
     struct rt_error e;
     CHECK_INT(parse("  [{\"a\": 1}]", 12, RT_FMT_AUTO, "cpu", &e, NULL), RT_EFORMAT);
     /* Folded stacks that merely start with a bracket are still folded stacks. */
@@ -125,6 +133,26 @@ static void test_other_formats_refused(void)
     }
     /* format=pprof: JSON is left to the protobuf decoder (no heuristics on declared pprof). */
     CHECK_INT(parse("{\"nodes\":[]}", 12, RT_FMT_PPROF, NULL, &e, NULL), RT_EMALFORMED);
+    /* Declared folded text is never sniffed: stackcollapse-perf's "[0x7f3a] libc" and
+     * "[[vdso]]" frames, and '{' then '"', looked like JSON (issue #13, 5). */
+    const char *perf = "[0x7f3a] libc;work 3\n[[vdso]];clock 2\n{\"k\"};x 1\n";
+    n = 0;
+    CHECK_INT(rt_ingest_parse(perf, strlen(perf), &q, NULL, out, &n, &e), 0); /* undeclared */
+    if (n == 1)
+        rt_profile_free(out[0]);
+    const char *obj = "{\"k\"};x 1\n"; /* undeclared, this does look like JSON */
+    CHECK_INT(rt_ingest_parse(obj, strlen(obj), &q, NULL, out, &n, &e), RT_EFORMAT);
+    q.format = RT_FMT_FOLDED;
+    CHECK_INT(rt_ingest_parse(obj, strlen(obj), &q, NULL, out, &n, &e), 0);
+    if (n == 1)
+        rt_profile_free(out[0]);
+    CHECK_INT(rt_ingest_parse(perf, strlen(perf), &q, NULL, out, &n, &e), 0);
+    if (n == 1) {
+        CHECK_INT(out[0]->nstacks, 3);
+        CHECK_STR(rt_profile_frame(out[0], out[0]->frame_ids[out[0]->stacks[0].off]),
+                  "[0x7f3a] libc");
+        rt_profile_free(out[0]);
+    }
 }
 
 /* Parses folded text "main;work 4" (4 samples of 10 ms, 40 ms sampled) as a cpu upload from

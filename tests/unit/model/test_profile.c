@@ -163,6 +163,44 @@ static void test_value_limit(void)
     rt_profile_free(p);
 }
 
+/* The content hash tells a retry (the same stacks, in any order, the same start and
+ * duration) from another profile under the same profile_id. */
+static void test_content_hash(void)
+{
+    struct rt_str ab[] = {RT_STR_LIT("main"), RT_STR_LIT("a")};
+    struct rt_str ac[] = {RT_STR_LIT("main"), RT_STR_LIT("c")};
+    struct rt_profile *p = rt_profile_new(RT_PTYPE_CPU), *q = rt_profile_new(RT_PTYPE_CPU);
+    p->time_ns = q->time_ns = 1000;
+    p->duration_ns = q->duration_ns = 10;
+    rt_profile_add_stack(p, ab, 2, 2, 20);
+    rt_profile_add_stack(p, ac, 2, 1, 10);
+    rt_profile_add_stack(q, ac, 2, 1, 10); /* the other order */
+    rt_profile_add_stack(q, ab, 2, 2, 20);
+    uint64_t h = rt_profile_content_hash(p);
+    CHECK(h != 0);
+    CHECK(h == rt_profile_content_hash(q));
+    q->time_ns = 1001;
+    CHECK(h != rt_profile_content_hash(q));
+    q->time_ns = 1000;
+    q->duration_ns = 11;
+    CHECK(h != rt_profile_content_hash(q));
+    q->duration_ns = 10;
+    q->type = RT_PTYPE_WALL;
+    CHECK(h != rt_profile_content_hash(q));
+    q->type = RT_PTYPE_CPU;
+    rt_profile_add_stack(q, ab, 2, 0, 1); /* one more nanosecond */
+    CHECK(h != rt_profile_content_hash(q));
+    /* a frame name that differs only past a NUL is another name */
+    struct rt_profile *x = rt_profile_new(RT_PTYPE_CPU), *y = rt_profile_new(RT_PTYPE_CPU);
+    rt_profile_add_stack(x, (struct rt_str[]){{"n\0a", 3}}, 1, 1, 1);
+    rt_profile_add_stack(y, (struct rt_str[]){{"n\0b", 3}}, 1, 1, 1);
+    CHECK(rt_profile_content_hash(x) != rt_profile_content_hash(y));
+    rt_profile_free(p);
+    rt_profile_free(q);
+    rt_profile_free(x);
+    rt_profile_free(y);
+}
+
 int main(void)
 {
     RUN(test_ptype);
@@ -171,5 +209,6 @@ int main(void)
     RUN(test_many_stacks);
     RUN(test_truncation);
     RUN(test_value_limit);
+    RUN(test_content_hash);
     return TEST_DONE();
 }

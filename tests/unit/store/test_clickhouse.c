@@ -327,11 +327,12 @@ static void test_window_sums(void)
     fixture_rmdir(dir);
 }
 
-/* Schema v1 -> v2 (producer, cpu_scale): a database whose profiles table lacks both columns,
- * holding a row written before them, migrates at open; the old row reads as an unknown
- * producer with a factor of 1, and a new upload stores its own. Opening again migrates
- * nothing (the columns are looked for before each ALTER: 18.16 has no IF NOT EXISTS). */
-static void test_migration_v2(void)
+/* Schema v1 -> v3 (v2: producer, cpu_scale; v3: content_hash): a database whose profiles
+ * table lacks the three columns, holding a row written before them, migrates at open; the
+ * old row reads as an unknown producer with a factor of 1, and a new upload stores its own.
+ * Opening again migrates nothing (the columns are looked for before each ALTER: 18.16 has no
+ * IF NOT EXISTS). */
+static void test_migration_v1(void)
 {
     if (!fixture_clickhouse()) {
         fprintf(stderr, "skip %s on sqlite: ClickHouse's schema migration\n", __func__);
@@ -341,6 +342,7 @@ static void test_migration_v2(void)
     rt_store_free(open_dir(dir));
     CHECK_INT(fixture_ch_int(dir, "ALTER TABLE profiles DROP COLUMN producer"), 0);
     CHECK_INT(fixture_ch_int(dir, "ALTER TABLE profiles DROP COLUMN cpu_scale"), 0);
+    CHECK_INT(fixture_ch_int(dir, "ALTER TABLE profiles DROP COLUMN content_hash"), 0);
     CHECK_INT(fixture_ch_int(dir, "TRUNCATE TABLE schema_version"), 0);
     CHECK_INT(fixture_ch_int(dir, "INSERT INTO schema_version VALUES (1, 0)"), 0);
     char sql[512];
@@ -351,7 +353,7 @@ static void test_migration_v2(void)
              (long long)T0, (long long)(10 * S), (long long)(T0 + 10 * S));
     CHECK_INT(fixture_ch_int(dir, sql), 0);
     struct rt_store *s = open_dir(dir);
-    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 2);
+    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 3);
     struct got g;
     CHECK_INT(scan(s, "old", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL, &g), 1);
     CHECK_STR(g.p[0].producer, "");
@@ -365,7 +367,7 @@ static void test_migration_v2(void)
     rt_profile_free(p);
     rt_store_free(s);
     s = open_dir(dir);
-    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM schema_version"), 2);
+    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM schema_version"), 3);
     CHECK_INT(scan(s, "old", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL, &g), 2);
     CHECK_STR(g.p[1].producer, "roottrace-node");
     CHECK_NEAR(g.p[1].cpu_scale, 0.5, 0);
@@ -383,6 +385,6 @@ int main(void)
     RUN(test_odd_names);
     RUN(test_retention_months);
     RUN(test_window_sums);
-    RUN(test_migration_v2);
+    RUN(test_migration_v1);
     return TEST_DONE();
 }

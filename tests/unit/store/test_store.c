@@ -289,6 +289,67 @@ static void test_dedup(void)
     fixture_rmdir(dir);
 }
 
+/* Deduplication drops only a true retry (issue #13): its key is (service, instance, type,
+ * profile_id), an empty id is none, a retry answers with the stored profile's figures, and
+ * the same id with other content (stacks, start) is a conflict that stores nothing. */
+static void test_dedup_scope(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_store_put_result r1, r;
+    struct rt_profile *a = sample_profile("shop", "i-1", "id-1", T0, 10 * S);
+    CHECK_INT(fixture_put(s, a, &r1), 0);
+    CHECK(!r1.duplicate && !r1.conflict);
+    CHECK_NEAR(r1.samples, 6.5, 0);
+    CHECK_INT(r1.value_ns, a->value_ns);
+    /* the same id in another service, and another instance: other profiles */
+    struct rt_profile *b = sample_profile("cart", "i-1", "id-1", T0, 10 * S);
+    struct rt_profile *j = sample_profile("shop", "i-2", "id-1", T0, 10 * S);
+    CHECK_INT(fixture_put(s, b, &r), 0);
+    CHECK(!r.duplicate && r.id != r1.id);
+    CHECK_INT(fixture_put(s, j, &r), 0);
+    CHECK(!r.duplicate && r.id != r1.id);
+    CHECK_INT(rt_store_profile_count(s), 3);
+    /* a true retry: the stored one's id and figures, even when the retry says other counts */
+    struct rt_profile *retry = sample_profile("shop", "i-1", "id-1", T0, 10 * S);
+    CHECK_INT(fixture_put(s, retry, &r), 0);
+    CHECK(r.duplicate && !r.conflict);
+    CHECK_INT(r.id, r1.id);
+    CHECK_NEAR(r.samples, 6.5, 0);
+    CHECK_INT(r.value_ns, a->value_ns);
+    /* the same id with other stacks, or another start: a conflict, nothing stored */
+    struct rt_profile *other = fixture_profile(RT_PTYPE_CPU, "shop", "i-1", "v1", "id-1", T0,
+                                               10 * S);
+    fixture_add(other, "main;work", 5, 50000000);
+    CHECK_INT(fixture_put(s, other, &r), 0);
+    CHECK(r.duplicate && r.conflict);
+    CHECK_INT(r.id, r1.id);
+    CHECK_INT(r.value_ns, a->value_ns); /* what is stored, not what was sent */
+    struct rt_profile *later = sample_profile("shop", "i-1", "id-1", T0 + S, 10 * S);
+    CHECK_INT(fixture_put(s, later, &r), 0);
+    CHECK(r.duplicate && r.conflict);
+    CHECK_INT(rt_store_profile_count(s), 3);
+    struct got g;
+    CHECK_INT(scan(s, "shop", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, "i-1", &g), 1);
+    CHECK(find_row(&g.p[0], "main;handle;parse") != NULL);
+    CHECK(find_row(&g.p[0], "main;work") == NULL);
+    CHECK_INT(scan(s, "cart", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL, &g), 1);
+    /* an empty profile_id is none: never a duplicate, stored without an id */
+    struct rt_profile *e = sample_profile("shop", "i-1", "", T0, 10 * S);
+    CHECK_INT(fixture_put(s, e, &r), 0);
+    CHECK(!r.duplicate);
+    CHECK_INT(fixture_put(s, e, &r), 0);
+    CHECK(!r.duplicate);
+    CHECK_INT(rt_store_profile_count(s), 5);
+    CHECK_INT(scan(s, "shop", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, "i-1", &g), 3);
+    CHECK(!g.p[1].has_pid && !g.p[2].has_pid);
+    struct rt_profile *all[] = {a, b, j, retry, other, later, e};
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+        rt_profile_free(all[k]);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
 static void test_window_edges(void)
 {
     char *dir = fixture_tmpdir();
@@ -577,6 +638,7 @@ int main(void)
     RUN(test_cancel_reads);
     RUN(test_persistence);
     RUN(test_dedup);
+    RUN(test_dedup_scope);
     RUN(test_window_edges);
     RUN(test_filters);
     RUN(test_disk_full);
