@@ -18,7 +18,6 @@ import (
 	roottrace "github.com/roottrace/roottrace/sdk/go"
 )
 
-
 func handleCheckout(w http.ResponseWriter, r *http.Request) {
 	items := []int{3, 14, 15, 92, 65, 35, 89, 79}
 	total := applyDiscount(items) + tax(items)
