@@ -58,7 +58,7 @@ async function seed() {
   for (let k = 0; k < 10; k++) {
     const b = T - (10 - k) * 60 * S, c = T + k * 60 * S;
     await upload("shop", "cpu", b, "main;handle;pricing.applyDiscount 50\nmain;handle;db.query 50\nmain;idle.loop 3\n", { instance: "shop-1", version: "1.0", runtime: "node", thread_cpu_ns: 1_030_000_000 });
-    await upload("shop", "cpu", c, `main;handle;pricing.applyDiscount 90\nmain;handle;db.query 25\nmain;idle.loop 3\nmain;${HOSTILE[0]} 6\nmain;handle;${HOSTILE[1]} 4\n`, { instance: "shop-1", version: "2.0", runtime: "node", thread_cpu_ns: 2_000_000_000 });
+    await upload("shop", "cpu", c, `main;handle;pricing.applyDiscount 90\nmain;handle;db.query 25\nmain;idle.loop 3\nmain;${HOSTILE[0]} 6\nmain;handle;${HOSTILE[1]} 4\nmain;tab\there 2\n`, { instance: "shop-1", version: "2.0", runtime: "node", thread_cpu_ns: 2_000_000_000 });
     await upload("py", "wall", b, "main;io.read 10\nmain;shop.pricing.compute_quote 10\n", { instance: "py-1", runtime: "python" });
     await upload("py", "wall", c, "main;io.read 10\nmain;shop.pricing.compute_quote 30\n", { instance: "py-1", runtime: "python" });
   }
@@ -266,6 +266,8 @@ test("hostile frame names stay text everywhere", async () => {
   await ready(page, `#/issue/${cpuIssue.id}?type=cpu&window_s=600`, "[data-testid=rank-table] tbody tr");
   const body = await page.textContent("main");
   for (const name of HOSTILE) assert.ok(body.includes(name), `literal ${name} present`);
+  // a control byte in a name is stored as "\xHH" (docs/internals/ingest.md) and shown so
+  assert.ok(body.includes("tab\\x09here"), "the tab in a frame name shows as \\x09");
   assert.equal(await page.$$eval("img", (els) => els.length), 0, "no <img> was made from a name");
   assert.equal(await page.$$eval("[onmouseover], [onerror]", (els) => els.length), 0);
   // hover every row of the flame graph and search for the hostile name

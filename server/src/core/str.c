@@ -84,21 +84,24 @@ bool rt_str_is_name(struct rt_str s)
     return true;
 }
 
-char *rt_str_dup_name(struct rt_str s, size_t *len)
+/* A copy of s with each byte that starts no valid UTF-8 sequence as U+FFFD and, when
+ * controls, each control byte as "\xHH" (see rt_str_dup_name, rt_str_dup_utf8). */
+static char *repair(struct rt_str s, size_t *len, bool controls)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s.ptr;
     if (s.len > (SIZE_MAX - 1) / 4)
         return NULL;
-    char *out = malloc(s.len * 4 + 1), *o = out;
+    char *out = malloc(s.len * (controls ? 4 : 3) + 1), *o = out;
     if (!out)
         return NULL;
     for (size_t i = 0, k; i < s.len; i += k ? k : 1) {
-        k = is_control(p[i]) ? 0 : rt_utf8_seq_len(p + i, s.len - i);
+        bool ctl = controls && is_control(p[i]);
+        k = ctl ? 0 : rt_utf8_seq_len(p + i, s.len - i);
         if (k) {
             memcpy(o, p + i, k);
             o += k;
-        } else if (is_control(p[i])) {
+        } else if (ctl) {
             *o++ = '\\';
             *o++ = 'x';
             *o++ = hex[p[i] >> 4];
@@ -115,26 +118,12 @@ char *rt_str_dup_name(struct rt_str s, size_t *len)
     return out;
 }
 
+char *rt_str_dup_name(struct rt_str s, size_t *len)
+{
+    return repair(s, len, true);
+}
+
 char *rt_str_dup_utf8(struct rt_str s, size_t *len)
 {
-    const unsigned char *p = (const unsigned char *)s.ptr;
-    if (s.len > (SIZE_MAX - 1) / 3)
-        return NULL;
-    char *out = malloc(s.len * 3 + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (size_t i = 0, k; i < s.len; i += k ? k : 1) {
-        k = rt_utf8_seq_len(p + i, s.len - i);
-        if (k) {
-            memcpy(o, p + i, k);
-            o += k;
-        } else {
-            memcpy(o, "\xef\xbf\xbd", 3);
-            o += 3;
-        }
-    }
-    *o = '\0';
-    if (len)
-        *len = (size_t)(o - out);
-    return out;
+    return repair(s, len, false);
 }
