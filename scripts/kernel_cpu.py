@@ -191,6 +191,14 @@ class CpuQuota:
             return int(stat.get("throttled_usec", 0)) / 1e6
         return int(stat.get("throttled_time", 0)) / 1e9
 
+    def throttled_periods(self):
+        """(periods in which the cgroup ran out of quota, periods in which it ran), cpu.stat's
+        nr_throttled and nr_periods: the share of periods throttled says whether the quota
+        bit, whatever the length of each throttle."""
+        with open(os.path.join(self.path, "cpu.stat")) as f:
+            stat = dict(line.split() for line in f)
+        return int(stat.get("nr_throttled", 0)), int(stat.get("nr_periods", 0))
+
     def __exit__(self, *exc):
         with contextlib.suppress(OSError):
             with open(os.path.join(self.path, "cgroup.procs")) as f:

@@ -105,9 +105,11 @@ def test_under_a_cpu_quota(server, tmp_path, runtimes):
                        RUN_S)
         for run in runs:
             q = quotas[run.runtime.name]
+            throttled, periods = q.throttled_periods()
             print(f"\n[quota {run.runtime.name}] cgroup v{q.version}: used {q.usage_s()} s, "
-                  f"throttled {q.throttled_s():.2f} s")
-            assert q.throttled_s() > 0.1 * RUN_S, "the quota hardly throttled: it did not bite"
+                  f"throttled {q.throttled_s():.2f} s in {throttled} of {periods} periods")
+            # the workload asks for ~0.7 of a CPU in 70 ms bursts: most periods run out
+            assert throttled > 0.3 * periods, "the quota hardly throttled: it did not bite"
             check_capacity(server, run, label=f"quota {QUOTA_CORES} core")
     finally:
         for q in quotas.values():

@@ -13,6 +13,7 @@ final class Spool
     private const LOCK = 'lock';
     private const SEGMENTS = 'spool';
     private const QUEUE = 'queue';
+    private const OS_CPU = 'os';  // first field of a request's CPU line (append)
 
     /** @var resource|null the maintenance lock while held */
     private $lock = null;
@@ -139,18 +140,23 @@ final class Spool
 
     /**
      * Appends a request's aggregate to this process's open segment (one line per stack:
-     * type, period ns, events, value ns, folded stack, tab-separated). The segment is sealed
-     * at the segment size, and the spool then trimmed to its bound, oldest first.
+     * type, period ns, events, value ns, folded stack, tab-separated; then, when $cpuNs >= 0,
+     * "os", type and the process's CPU ns while it profiled). The segment is sealed at the
+     * segment size, and the spool then trimmed to its bound, oldest first: a request's
+     * stacks and CPU line share a segment, so they are kept or dropped together.
      * @param array<string, array{0: int, 1: int}> $stacks folded => [events, value_ns]
      */
-    public function append(string $type, int $periodNs, array $stacks): bool
+    public function append(string $type, int $periodNs, array $stacks, int $cpuNs = -1): bool
     {
-        if ($stacks === []) {
+        if ($stacks === [] && $cpuNs < 0) {
             return true;
         }
         $lines = '';
         foreach ($stacks as $folded => [$n, $ns]) {
             $lines .= $type . "\t" . $periodNs . "\t" . $n . "\t" . $ns . "\t" . $folded . "\n";
+        }
+        if ($cpuNs >= 0) {
+            $lines .= self::OS_CPU . "\t" . $type . "\t" . $cpuNs . "\n";
         }
         $path = $this->dir . '/' . self::SEGMENTS . '/open-' . getmypid() . '.seg';
         for ($try = 0; $try < 8; $try++) {
@@ -221,7 +227,8 @@ final class Spool
 
     /**
      * Takes every segment out of the spool and merges it: type => ['period' => ns,
-     * 'stacks' => folded => [events, value_ns]], at most $maxStacks stacks per type (the
+     * 'stacks' => folded => [events, value_ns], 'os_cpu_ns' => the sum of the requests'
+     * CPU lines, when any], at most $maxStacks stacks per type (the
      * rest under Frames::TRIMMED). Call under the maintenance lock.
      */
     public function claim(int $maxStacks): array
@@ -259,6 +266,11 @@ final class Spool
     private static function merge(array &$out, string $line, int $maxStacks): void
     {
         $p = explode("\t", rtrim($line, "\n"), 5);
+        if (count($p) === 3 && $p[0] === self::OS_CPU && in_array($p[1], ['cpu', 'wall'], true)
+            && preg_match('/^[0-9]{1,19}$/', $p[2]) === 1) { // no ext-ctype needed
+            $out[$p[1]]['os_cpu_ns'] = ($out[$p[1]]['os_cpu_ns'] ?? 0) + (int)$p[2];
+            return;
+        }
         if (count($p) !== 5 || !in_array($p[0], ['cpu', 'wall'], true)) {
             return;
         }

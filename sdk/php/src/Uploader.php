@@ -49,8 +49,10 @@ final class Uploader
     }
 
     /**
-     * Builds and queues one profile per type spooled in [t0, t1] (Unix ns); when nothing was
-     * spooled, one empty profile of $emptyType (coverage with no samples, DESIGN §4).
+     * Builds and queues one profile per type spooled in [t0, t1] (Unix ns), with the CPU its
+     * requests' processes spent while they profiled as process_cpu_ns when they reported it;
+     * when nothing was spooled, one empty profile of $emptyType (coverage with no samples,
+     * DESIGN §4).
      * @param array $merged what Spool::claim() returned
      * @param array $params common query parameters (service, instance, runtime, ...)
      * @return int profiles dropped from the queue by its bound (or unbuildable)
@@ -63,13 +65,17 @@ final class Uploader
         }
         $dropped = 0;
         foreach ($merged as $type => $p) {
-            $body = $this->body((string)$type, $t0, max(0, $t1 - $t0), (int)$p['period'],
-                $p['stacks']);
+            $body = $this->body((string)$type, $t0, max(0, $t1 - $t0),
+                (int)($p['period'] ?? $emptyPeriodNs), $p['stacks'] ?? []);
             if ($body === null) {
                 $dropped++;
                 continue;
             }
-            $dropped += $this->spool->enqueue($params + ['profile_id' => self::uuid4()], $body);
+            $meta = $params + ['profile_id' => self::uuid4()];
+            if (isset($p['os_cpu_ns'])) {
+                $meta['process_cpu_ns'] = (int)$p['os_cpu_ns']; // DESIGN §7's OS figure
+            }
+            $dropped += $this->spool->enqueue($meta, $body);
         }
         return $dropped;
     }

@@ -127,6 +127,13 @@ PHP);
         $sdk = array_sum(array_map(static fn($x) => preg_grep('/RootTrace/', $x[0]) ? $x[1] : 0, $p['samples']));
         $this->assertLessThan(0.2 * $s[1], $sdk, json_encode($p['samples']));
         $this->assertSame(['svc', '7', 'php'], [$u['params']['service'], $u['params']['version'], $u['params']['runtime']]);
+        // The kernel's account of the script's CPU while it profiled (DESIGN §7's witness):
+        // busy_work's 0.25 s at least, and no more than the profile's wall time.
+        $sampled = array_sum(array_column($p['samples'], 2));
+        $os = (int)$u['params']['process_cpu_ns'];
+        $this->assertGreaterThanOrEqual(0.2e9, $os, json_encode($u['params']));
+        $this->assertGreaterThanOrEqual(0.8 * $sampled, $os);
+        $this->assertLessThanOrEqual($p['duration_nanos'], $os);
     }
 
     public function testWallWhenTheConfigAsksForIt(): void

@@ -39,6 +39,21 @@ final class SpoolTest extends TestCase
         $this->assertSame(['a' => [1, 1], 'b' => [1, 1], Frames::TRIMMED => [1, 1]], $s->claim(2)['cpu']['stacks']);
     }
 
+    public function testRequestsCpuLinesAreSummedPerType(): void
+    {
+        $s = new Spool($this->dir . '/s', new Limits());
+        $this->assertTrue($s->append('cpu', 10_000_000, ['a' => [2, 20_000_000]], 25_000_000));
+        $this->assertTrue($s->append('cpu', 10_000_000, [], 4_000_000)); // no sample, some CPU
+        $this->assertTrue($s->append('cpu', 10_000_000, ['a' => [1, 10_000_000]]));
+        $this->assertTrue($s->append('wall', 10_000_000, ['w' => [1, 10_000_000]]));
+        $m = $s->claim(100);
+        $this->assertSame(29_000_000, $m['cpu']['os_cpu_ns']);
+        $this->assertSame(['a' => [3, 30_000_000]], $m['cpu']['stacks']);
+        $this->assertArrayNotHasKey('os_cpu_ns', $m['wall']);
+        $this->assertTrue($s->append('cpu', 10_000_000, [], 7));
+        $this->assertSame(['cpu' => ['os_cpu_ns' => 7]], $s->claim(100));
+    }
+
     public function testSpoolSizeIsBoundedOldestDroppedFirst(): void
     {
         $lim = new Limits(spoolSegmentBytes: 4096, spoolMaxBytes: 16384);
