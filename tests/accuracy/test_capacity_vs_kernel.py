@@ -108,8 +108,14 @@ def test_under_a_cpu_quota(server, tmp_path, runtimes):
             throttled, periods = q.throttled_periods()
             print(f"\n[quota {run.runtime.name}] cgroup v{q.version}: used {q.usage_s()} s, "
                   f"throttled {q.throttled_s():.2f} s in {throttled} of {periods} periods")
-            # the workload asks for ~0.7 of a CPU in 70 ms bursts: most periods run out
-            assert throttled > 0.3 * periods, "the quota hardly throttled: it did not bite"
+            # the workload asks for ~0.7 of a CPU in 70 ms bursts, more than the quota gives:
+            # the quota bit when the cgroup used about all of it over the periods it ran, and
+            # ran out in a good share of them (how many depends on how the bursts fall across
+            # period edges: CI read 116 of 454 for Go, 365 of 454 for Node)
+            used_rate = q.usage_s() / (periods * q.PERIOD_US / 1e6)
+            assert used_rate > 0.85 * QUOTA_CORES, \
+                f"used {used_rate:.3f} of a CPU under a {QUOTA_CORES} quota: it did not bite"
+            assert throttled > 0.1 * periods, "the quota hardly throttled: it did not bite"
             check_capacity(server, run, label=f"quota {QUOTA_CORES} core")
     finally:
         for q in quotas.values():
