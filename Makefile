@@ -92,10 +92,19 @@ accuracy: $(BUILD)/roottrace
 	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -s -rs -p no:cacheprovider tests/accuracy
 
 # The conformance suite against ClickHouse (docs/internals/clickhouse.md): the store's unit tests
-# and the integration tests on a private clickhouse-server that scripts/clickhouse.sh starts.
+# and the integration tests on Debian's clickhouse-server 18.16 and on ClickHouse 26.9 (chDB),
+# then on a replicated cluster of two 18.16 replicas (scripts/test-clickhouse.sh), with the
+# cluster's fault tests (tests/cluster) on ZooKeeper sessions of 5 s.
 STORE_UNIT_BINS = $(filter $(BUILD)/tests/store/%,$(UNIT_BINS))
+.PHONY: test-clickhouse test-cluster test-cluster-full
 test-clickhouse: $(BUILD)/roottrace $(STORE_UNIT_BINS)
 	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) scripts/test-clickhouse.sh $(STORE_UNIT_BINS)
+
+# The cluster's fault tests alone; -full on ZooKeeper's own clock (sessions of 30 s, as deployed).
+test-cluster: $(BUILD)/roottrace
+	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -s -rs -p no:cacheprovider tests/cluster
+test-cluster-full: $(BUILD)/roottrace
+	ROOTTRACE_CLUSTER_ZK_TICK_MS=2000 ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -s -rs -p no:cacheprovider tests/cluster
 
 test: deps
 	$(MAKE) all
@@ -154,6 +163,11 @@ reliability: deps all
 .PHONY: bench-store
 bench-store: deps
 	BUILD=$(BUILD) bench/store.sh $(BENCH_STORE_ARGS)
+
+# The same on the replicated pair: one server, the cluster through 1 node, through 2 nodes.
+.PHONY: bench-store-cluster
+bench-store-cluster: deps
+	BUILD=$(BUILD) bench/store-cluster.sh $(BENCH_STORE_ARGS)
 
 # The web UI (ui/, DESIGN §10): vite builds ui/dist when npm is present (npm ci from the
 # lockfile first); scripts/embed-ui.py compiles ui/dist into the http module, or a page saying

@@ -26,6 +26,7 @@
 struct place {
     enum backend be;
     char uri[4200];              /* what rt_store_open takes */
+    char uri2[4200];             /* ClickHouse with --clickhouse2: the second node's, or "" */
     char dir[4096];              /* SQLite: the temporary directory */
     char db[96];                 /* ClickHouse: the database */
 };
@@ -36,13 +37,22 @@ static size_t discard(char *p, size_t size, size_t n, void *ud)
     return size * n;
 }
 
-/* Drops database db on the ClickHouse server of o (the store API has no drop). */
+/* Drops database db on the ClickHouse server of o (the store API has no drop); on every
+ * server of the cluster when the settings name one (cluster=NAME is ours, not sent). */
 static void ch_drop(const struct opts *o, const char *db)
 {
-    char url[2100], sql[160];
-    snprintf(url, sizeof(url), "%s/%s%s", o->ch_base, *o->ch_settings ? "?" : "",
-             o->ch_settings);
-    snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s", db);
+    char url[2100], sql[240], settings[1024] = "", cluster[80] = "";
+    for (const char *p = o->ch_settings; *p;) {
+        size_t n = strcspn(p, "&");
+        if (n > 8 && strncmp(p, "cluster=", 8) == 0)
+            snprintf(cluster, sizeof(cluster), " ON CLUSTER %.*s", (int)(n - 8), p + 8);
+        else if (n)
+            snprintf(settings + strlen(settings), sizeof(settings) - strlen(settings), "%s%.*s",
+                     *settings ? "&" : "", (int)n, p);
+        p += n + (p[n] == '&');
+    }
+    snprintf(url, sizeof(url), "%s/%s%s", o->ch_base, *settings ? "?" : "", settings);
+    snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s%s", db, cluster);
     CURL *c = curl_easy_init();
     if (!c)
         return;
@@ -74,6 +84,9 @@ static int place_new(struct place *pl, enum backend be, const char *tag, const s
     ch_drop(o, pl->db);
     snprintf(pl->uri, sizeof(pl->uri), "clickhouse:%s/%s%s%s", o->ch_base, pl->db,
              *o->ch_settings ? "?" : "", o->ch_settings);
+    if (*o->ch_base2)
+        snprintf(pl->uri2, sizeof(pl->uri2), "clickhouse:%s/%s%s%s", o->ch_base2, pl->db,
+                 *o->ch_settings ? "?" : "", o->ch_settings);
     return 0;
 }
 
@@ -86,13 +99,19 @@ static void place_remove(struct place *pl, const struct opts *o)
         ch_drop(o, pl->db);
 }
 
-static struct rt_store *place_open(const struct place *pl)
+/* Opens the place's store (second: the second node's, NULL without one). */
+static struct rt_store *place_open_uri(const char *uri)
 {
     struct rt_error err = {0};
-    struct rt_store *s = rt_store_open(pl->uri, &err);
+    struct rt_store *s = rt_store_open(uri, &err);
     if (!s)
-        fprintf(stderr, "bench_store: rt_store_open %s: %s\n", pl->uri, err.msg);
+        fprintf(stderr, "bench_store: rt_store_open %s: %s\n", uri, err.msg);
     return s;
+}
+
+static struct rt_store *place_open(const struct place *pl)
+{
+    return place_open_uri(pl->uri);
 }
 
 /* Prints the store's size: stored profiles and MB on disk. */
@@ -124,6 +143,7 @@ struct ingest_set {
 /* State shared by the writer threads of one run. */
 struct ingest_run {
     struct rt_store *s;
+    struct rt_store *s2;         /* --clickhouse2: the second node's store, odd writers' */
     const struct ingest_set *set;
     atomic_size_t next;          /* next upload to take, counted from set->prefill */
     atomic_bool failed;
@@ -134,6 +154,7 @@ struct ingest_run {
 /* One writer: its own parsed copy of every input, re-stamped per upload. */
 struct writer {
     struct ingest_run *run;
+    struct rt_store *s;          /* the node this writer uploads through */
     struct rt_profile *ps[BENCH_INGEST_NFILES][2];
     size_t np[BENCH_INGEST_NFILES];
     pthread_t tid;
@@ -248,7 +269,7 @@ static void *writer_main(void *arg)
         int rc = stamp(w, i, f) ? RT_ENOMEM : 0;
         int64_t a = bench_now_ns();
         if (!rc)
-            rc = rt_store_put_profiles(run->s, w->ps[f], w->np[f], res, &err);
+            rc = rt_store_put_profiles(w->s, w->ps[f], w->np[f], res, &err);
         run->lat_ms[j] = (bench_now_ns() - a) / 1e6;
         if (rc) {
             fprintf(stderr, "bench_store: rt_store_put_profiles %s: %s\n",
@@ -269,8 +290,10 @@ static int ingest_threads(struct ingest_run *run, int nthreads, int64_t *ns)
     if (!ws)
         return -1;
     int rc = 0, started = 0;
-    for (int t = 0; t < nthreads && !rc; t++)
+    for (int t = 0; t < nthreads && !rc; t++) {
         rc = writer_parse(&ws[t], run);
+        ws[t].s = t % 2 && run->s2 ? run->s2 : run->s;
+    }
     int64_t a = bench_now_ns();
     for (; started < nthreads && !rc; started++)
         rc = pthread_create(&ws[started].tid, NULL, writer_main, &ws[started]) ? -1 : 0;
@@ -329,6 +352,11 @@ static struct ingest_res ingest_run(enum backend be, const struct ingest_set *se
     if (place_new(&pl, be, tag, o))
         return r;
     struct ingest_run run = {.set = set, .s = place_open(&pl)};
+    /* the second node opens the schema the first made */
+    if (run.s && *pl.uri2 && !(run.s2 = place_open_uri(pl.uri2))) {
+        rt_store_free(run.s);
+        run.s = NULL;
+    }
     run.lat_ms = calloc(set->count, sizeof(*run.lat_ms));
     int64_t ns = 0;
     if (run.s && run.lat_ms && (!set->prefill || ingest_prefill(&run) == 0) &&
@@ -339,13 +367,14 @@ static struct ingest_res ingest_run(enum backend be, const struct ingest_set *se
         r.mb_s = set->bytes / 1e6 / s;
         r.p50_ms = bench_median(run.lat_ms, set->count); /* sorts */
         r.p99_ms = run.lat_ms[(size_t)(0.99 * (double)(set->count - 1))];
-        printf("  %-10s %2d thread(s): %zu uploads in %.1f s: %.1f profiles/s, %.1f MB/s; "
+        printf("  %-10s %2d thread(s)%s: %zu uploads in %.1f s: %.1f profiles/s, %.1f MB/s; "
                "put p50 %.2f ms, p99 %.2f ms\n",
-               BACKEND_NAME[be], nthreads, set->count, s, r.profiles_s, r.mb_s, r.p50_ms,
-               r.p99_ms);
+               BACKEND_NAME[be], nthreads, run.s2 ? " on 2 nodes" : "", set->count, s,
+               r.profiles_s, r.mb_s, r.p50_ms, r.p99_ms);
         print_store_size(run.s);
     }
     rt_store_free(run.s);
+    rt_store_free(run.s2);
     free(run.lat_ms);
     place_remove(&pl, o);
     return r;
@@ -494,11 +523,14 @@ out:
 static int usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--clickhouse http://HOST:PORT[?SETTINGS]] [--scales 1,10]\n"
+            "usage: %s [--clickhouse http://HOST:PORT[?SETTINGS]] [--clickhouse2 http://HOST:PORT]\n"
+            "          [--scales 1,10]\n"
             "          [--threads 1,4] [--mb 300] [--full] [--runs 5] [--only ingest|diff]\n"
             "          [--data DIR]\n"
             "  --clickhouse URL  a ClickHouse server (databases rt_bench_* made and dropped);\n"
-            "                    without it only SQLite runs\n"
+            "                    without it only SQLite runs; ?cluster=NAME: on its cluster\n"
+            "  --clickhouse2 URL another server of that cluster: the ingest writers alternate\n"
+            "                    between the two, as two roottrace nodes (diffs use the first)\n"
             "  --scales LIST     multiples of the data of bench_ingest and bench_diff\n"
             "  --threads LIST    writer threads of the ingest runs (up to %d)\n"
             "  --mb N            compressed MB of uploads at 1x (bench_ingest's default)\n"
@@ -524,20 +556,30 @@ static size_t parse_list(const char *s, double *v, size_t max)
     return *s ? 0 : n;
 }
 
-/* --clickhouse: "[clickhouse:]http://HOST:PORT[/][?SETTINGS]" into base and settings. */
-static int parse_ch(const char *v, struct opts *o)
+/* "[clickhouse:]http://HOST:PORT[/][?SETTINGS]" into base[n] (no database: ours are made
+ * per run); returns what follows '?' ("" when nothing), or NULL when v is not such a URL. */
+static const char *parse_server(const char *v, char *base, size_t n)
 {
     if (strncmp(v, "clickhouse:", 11) == 0)
         v += 11;
     const char *q = strchr(v, '?');
-    size_t n = q ? (size_t)(q - v) : strlen(v);
-    if (strncmp(v, "http://", 7) != 0 || n >= sizeof(o->ch_base))
+    size_t len = q ? (size_t)(q - v) : strlen(v);
+    if (strncmp(v, "http://", 7) != 0 || len >= n)
+        return NULL;
+    snprintf(base, n, "%.*s", (int)len, v);
+    while (len > 7 && base[len - 1] == '/')
+        base[--len] = 0;
+    return strchr(base + 7, '/') ? NULL : q ? q + 1 : "";
+}
+
+/* --clickhouse: base and settings. */
+static int parse_ch(const char *v, struct opts *o)
+{
+    const char *settings = parse_server(v, o->ch_base, sizeof(o->ch_base));
+    if (!settings)
         return -1;
-    snprintf(o->ch_base, sizeof(o->ch_base), "%.*s", (int)n, v);
-    while (n > 7 && o->ch_base[n - 1] == '/')
-        o->ch_base[--n] = 0;
-    snprintf(o->ch_settings, sizeof(o->ch_settings), "%s", q ? q + 1 : "");
-    return strchr(o->ch_base + 7, '/') ? -1 : 0; /* no database: ours are made per run */
+    snprintf(o->ch_settings, sizeof(o->ch_settings), "%s", settings);
+    return 0;
 }
 
 static int parse_threads(const char *v, struct opts *o)
@@ -570,6 +612,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             bad = 1;
         else if (strcmp(a, "--clickhouse") == 0)
             bad = parse_ch(v, o);
+        else if (strcmp(a, "--clickhouse2") == 0)
+            bad = !parse_server(v, o->ch_base2, sizeof(o->ch_base2));
         else if (strcmp(a, "--scales") == 0)
             bad = !(o->nscales = parse_list(v, o->scales, MAX_SCALES));
         else if (strcmp(a, "--threads") == 0)

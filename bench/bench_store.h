@@ -27,6 +27,7 @@ struct opts {
     const char *data;            /* the shared pprof files */
     char ch_base[1024];          /* ClickHouse server, http://HOST:PORT ("" = SQLite only) */
     char ch_settings[1024];      /* what followed '?' in --clickhouse, passed on every request */
+    char ch_base2[1024];         /* --clickhouse2: a second node's server ("" = one node) */
     double scales[MAX_SCALES];   /* multiples of the 1x data */
     size_t nscales;
     int threads[MAX_THREADS];    /* writer thread counts of the ingest runs */

@@ -16,11 +16,13 @@ if [ $BUILD_ONLY -eq 0 ]; then
     # libfcgi-bin). Go, a JDK with Maven, and Node.js come with the machine (README); Maven
     # fetches JUnit on the Java SDK's first test run.
     # clickhouse-server: the conformance suite's second backend (scripts/clickhouse.sh runs
-    # a private server of its own on free loopback ports; Debian's is 18.16, DESIGN §8).
+    # a private server of its own on free loopback ports; Debian's is 18.16, DESIGN §8);
+    # zookeeperd: the replicated cluster's ZooKeeper (scripts/ch-cluster.sh runs its jars as
+    # a private server; the package's own service is not used).
     # clang and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes of Debian 12's
     # clang 14): `make fuzz` (scripts/fuzz.sh); `make test` replays the fuzz inputs with gcc.
     pkgs+=(python3-pytest curl chromium php-cli php-excimer phpunit php-fpm libfcgi-bin
-           clickhouse-server clang libclang-rt-14-dev)
+           clickhouse-server zookeeperd clang libclang-rt-14-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -66,6 +68,21 @@ if [ $BUILD_ONLY -eq 0 ] && ! python3 -c 'import jsonschema, yaml' 2>/dev/null; 
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-jsonschema \
             python3-yaml >/dev/null
     fi
+fi
+# chdb-core: ClickHouse 26.9's engine, in-process (PyPI), behind scripts/chdb.sh: the
+# conformance suite's current ClickHouse (no current clickhouse-server package is reachable
+# here). ~900 MB installed, so it lives outside the clone, in ~/.cache/roottrace/chdb-venv, and
+# CI's fresh clones reuse it; made anew when missing or broken.
+CHDB_VERSION=26.9.0
+CHDB_VENV=${CHDB_VENV:-$HOME/.cache/roottrace/chdb-venv}
+if [ $BUILD_ONLY -eq 0 ] &&
+   ! "$CHDB_VENV/bin/python" -c "import chdb; assert chdb.__version__ == '$CHDB_VERSION'" \
+       2>/dev/null; then
+    echo "install-deps: installing chdb-core $CHDB_VERSION into $CHDB_VENV"
+    rm -rf "$CHDB_VENV"
+    mkdir -p "$(dirname "$CHDB_VENV")"
+    python3 -m venv "$CHDB_VENV"
+    "$CHDB_VENV/bin/pip" install --quiet "chdb-core==$CHDB_VERSION"
 fi
 # The web UI's toolchain (vite, TypeScript) and its browser tests' driver (playwright-core,
 # which drives Debian's chromium above): npm packages from ui/package-lock.json. Node.js 20+

@@ -1,19 +1,48 @@
 #!/usr/bin/env bash
-# `make test-clickhouse`: the conformance suite against ClickHouse. Starts a private
-# clickhouse-server (scripts/clickhouse.sh), runs the store's unit tests (each data directory
-# becomes a database of its own) and the integration tests (each server gets a database of
-# its own; test_two_nodes.py runs two servers on one), then stops the server.
-# Usage: scripts/test-clickhouse.sh UNIT_TEST_BINARY...   (ROOTTRACE_BIN names the server)
+# `make test-clickhouse`: the conformance suite against ClickHouse, on three setups:
+# - clickhouse: Debian's clickhouse-server 18.16 (a private server that scripts/clickhouse.sh
+#   starts): the store's unit tests (each data directory becomes a database of its own) and
+#   the integration tests (each server gets a database of its own; test_two_nodes.py runs two
+#   servers on one);
+# - chdb: ClickHouse 26.9, whose query analyzer is mandatory (chDB behind scripts/chdb.sh),
+#   the same tests;
+# - cluster: two 18.16 replicas of one shard with ZooKeeper (scripts/ch-cluster.sh), every
+#   database created with ?cluster=roottrace (Replicated* and Distributed tables): the store's
+#   unit tests, the two-node and API-document tests, then tests/cluster (a replica killed
+#   and brought back, insert_quorum), which starts a cluster of its own.
+# Usage: scripts/test-clickhouse.sh UNIT_TEST_BINARY...   (ROOTTRACE_BIN names the server;
+# CH_ENGINES="clickhouse chdb cluster" or a part of it chooses the setups)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-dir=$(mktemp -d /tmp/roottrace-ch-test.XXXXXX)
-url=$(scripts/clickhouse.sh start "$dir") || exit 1
-trap 'scripts/clickhouse.sh stop "$dir"' EXIT
-export ROOTTRACE_TEST_STORE="clickhouse:$url"
-echo "== ClickHouse $(curl -s "$url/?query=SELECT%20version()") at $url"
 rc=0
-echo "== store unit tests against ClickHouse"
-scripts/run-unit.sh "$@" || rc=1
-echo "== integration tests against ClickHouse"
-python3 -m pytest -q -p no:cacheprovider -rs tests/integration || rc=1
+for engine in ${CH_ENGINES:-clickhouse chdb cluster}; do
+    dir=$(mktemp -d /tmp/roottrace-$engine-test.XXXXXX)
+    rmdir "$dir"
+    start=$engine stop=$engine
+    [ "$engine" = cluster ] && start=ch-cluster stop=ch-cluster
+    if ! urls=$(ZK_TICK_MS=250 scripts/$start.sh start "$dir"); then
+        echo "== $engine did not start"
+        rc=1
+        continue
+    fi
+    url=$(echo "$urls" | head -n 1)
+    export ROOTTRACE_TEST_STORE="clickhouse:$url"
+    tests=tests/integration
+    if [ "$engine" = cluster ]; then
+        export ROOTTRACE_TEST_CLUSTER=roottrace
+        tests="tests/integration/test_two_nodes.py tests/integration/test_openapi.py tests/integration/test_openapi_control.py"
+    fi
+    echo "== ClickHouse $(curl -s "$url/?query=SELECT%20version()") ($engine) at $url"
+    echo "== store unit tests against ClickHouse ($engine)"
+    scripts/run-unit.sh "$@" || rc=1
+    echo "== integration tests against ClickHouse ($engine): $tests"
+    # shellcheck disable=SC2086
+    python3 -m pytest -q -p no:cacheprovider -rs $tests || rc=1
+    scripts/$stop.sh stop "$dir"
+    unset ROOTTRACE_TEST_STORE ROOTTRACE_TEST_CLUSTER
+    if [ "$engine" = cluster ]; then
+        echo "== the cluster's faults (tests/cluster: a replica lost, insert_quorum)"
+        python3 -m pytest -q -s -rs -p no:cacheprovider tests/cluster || rc=1
+    fi
+done
 exit $rc

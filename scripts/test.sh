@@ -19,7 +19,7 @@ suite "fuzz inputs replayed under ASan+UBSan (crashes and seeds)" make --no-prin
 suite "integration tests (pytest)" make --no-print-directory integration || exit 1
 suite "integration tests against the ASan+UBSan+LeakSanitizer server (any report fails)" make --no-print-directory SAN=1 integration || exit 1
 suite "capacity against the kernel's CPU accounting (alone, beside hogs, under a CPU quota)" make --no-print-directory accuracy || exit 1
-suite "conformance on ClickHouse (store unit tests, integration tests, two nodes)" make --no-print-directory test-clickhouse || exit 1
+suite "conformance on ClickHouse 18.16, 26.9 (chDB) and a replicated 18.16 cluster; the cluster's faults" make --no-print-directory test-clickhouse || exit 1
 suite "Node SDK (node --test)" scripts/test-node.sh || exit 1
 suite "Python SDK (pytest)" scripts/test-python.sh || exit 1
 suite "Go SDK (go test)" scripts/test-go.sh || exit 1

@@ -3,7 +3,6 @@ SDK, run as real processes beside the real server, with the kernel's CPU account
 from outside (scripts/kernel_cpu.py), and the capacity RootTrace gives for the same window.
 
 The server comes from tests/integration/conftest.py (ROOTTRACE_BIN)."""
-import importlib.util
 import json
 import os
 import queue
@@ -20,18 +19,10 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))  # pprof_build and friends
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 import kernel_cpu  # noqa: E402  (scripts/kernel_cpu.py)
+from shared_conftest import integration_conftest  # noqa: E402
 
 
-def _integration_conftest():
-    """tests/integration/conftest.py under a name of its own (this file is "conftest")."""
-    spec = importlib.util.spec_from_file_location(
-        "integration_conftest", os.path.join(REPO, "tests", "integration", "conftest.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-Server = _integration_conftest().Server
+Server = integration_conftest().Server
 
 WORKLOADS = os.path.join(HERE, "workloads")
 HOURS_PER_MONTH = 730

@@ -4,7 +4,9 @@ gives tests a small HTTP client for it.
 With ROOTTRACE_TEST_STORE=clickhouse:http://HOST:PORT (scripts/clickhouse.sh start prints
 the URL) every server and every CLI call working on a data directory uses instead a
 ClickHouse database of its own, named after that directory, so that the same tests check
-both backends; tests that are inherently SQLite's are marked sqlite_only."""
+both backends; tests that are inherently SQLite's are marked sqlite_only. With
+ROOTTRACE_TEST_CLUSTER=NAME too, the databases are created replicated on that cluster
+(`?cluster=NAME`, docs/scale-out.md)."""
 import hashlib
 import json
 import os
@@ -23,6 +25,7 @@ SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
 ADMIN_TOKEN = "rt_test_admin_token_0123456789abcdef"
 TEST_STORE = os.environ.get("ROOTTRACE_TEST_STORE", "")
 CLICKHOUSE = TEST_STORE.startswith("clickhouse:")
+CLUSTER = os.environ.get("ROOTTRACE_TEST_CLUSTER", "") if CLICKHOUSE else ""
 
 
 def sqlite_only(reason):
@@ -36,7 +39,16 @@ def store_uri(data_dir):
     if not CLICKHOUSE:
         return None
     digest = hashlib.sha1(os.path.abspath(str(data_dir)).encode()).hexdigest()[:20]
-    return f"{TEST_STORE.rstrip('/')}/rt_it_{digest}"
+    return f"{TEST_STORE.rstrip('/')}/rt_it_{digest}" + (f"?cluster={CLUSTER}" if CLUSTER else "")
+
+
+def clickhouse_sql(store, sql):
+    """Runs sql on the database of a clickhouse:http://HOST:PORT/DB[?cluster=C] store URI;
+    returns the response body."""
+    base, db = store[len("clickhouse:"):].split("?")[0].rsplit("/", 1)
+    url = f"{base}/?database={db}&query={urllib.parse.quote(sql)}"
+    with urllib.request.urlopen(urllib.request.Request(url, data=b""), timeout=30) as r:
+        return r.read()
 
 
 def store_args(data_dir):
@@ -181,6 +193,23 @@ def check_sanitizer_report(path, start=0):
         if at >= 0:
             raise AssertionError(f"sanitizer report in {path}:\n"
                                  + text[max(0, at - 200):at + 4000].decode(errors="replace"))
+
+
+def same_json(x, y, path="$"):
+    """Asserts equal JSON, floats to 1e-9 relative (backends, and replicas whose parts merged
+    differently, sum in different orders)."""
+    if isinstance(x, float) or isinstance(y, float):
+        assert x == pytest.approx(y, rel=1e-9, abs=1e-9), path
+    elif isinstance(x, dict):
+        assert isinstance(y, dict) and x.keys() == y.keys(), path
+        for k in x:
+            same_json(x[k], y[k], f"{path}.{k}")
+    elif isinstance(x, list):
+        assert isinstance(y, list) and len(x) == len(y), path
+        for i, (a, b) in enumerate(zip(x, y)):
+            same_json(a, b, f"{path}[{i}]")
+    else:
+        assert x == y, path
 
 
 @pytest.fixture

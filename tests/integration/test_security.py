@@ -11,15 +11,13 @@ import secrets
 import socket
 import subprocess
 import time
-import urllib.parse
-import urllib.request
 
 import pytest
 import yaml
 
 import pprof_build as pb
-from conftest import (ADMIN_TOKEN, BIN, REPO, Server, cli, sqlite_only, store_args,
-                      store_uri)
+from conftest import (ADMIN_TOKEN, BIN, REPO, Server, cli, clickhouse_sql, free_port,
+                      sqlite_only, store_args, store_uri)
 
 T = 1764460800
 S = 10**9
@@ -227,12 +225,9 @@ def stored_bytes(data_dir):
     uri = store_uri(data_dir)
     if not uri:
         return b"".join(open(f, "rb").read() for f in files_under(data_dir))
-    base, db = uri[len("clickhouse:"):].rsplit("/", 1)
 
     def query(q):
-        url = f"{base}/?database={db}&query=" + urllib.parse.quote(q)
-        with urllib.request.urlopen(url, timeout=30) as r:
-            return r.read()
+        return clickhouse_sql(uri, q)
     tables = query("SHOW TABLES").decode().split()
     assert "keys" in " ".join(tables), tables
     return b"".join(query(f"SELECT * FROM `{t}` FORMAT RowBinary") for t in tables)
@@ -264,6 +259,19 @@ def test_tokens_never_reach_the_store(tmp_path):
             assert tok[3:].encode() not in blob, (name, where)
         # the positive control: the hash is what is stored (in the WAL or the database)
         assert digest in running or digest in stopped, name
+
+
+def test_a_store_password_is_never_printed():
+    """A ClickHouse store that cannot be reached is a clear error at start, naming the
+    store with its password written as *** (the CLI's own store too)."""
+    secret = "S3cret" + secrets.token_hex(8)
+    uri = f"clickhouse:http://127.0.0.1:{free_port()}/rt?user=u&password={secret}&cluster=c"
+    for args in (["serve", "--listen", "127.0.0.1:0"], ["top", "--service", "s", "--type", "cpu"]):
+        r = subprocess.run([BIN, *args, "--store", uri], capture_output=True, text=True,
+                           timeout=60, env={**os.environ, "ROOTTRACE_TOKEN": ADMIN_TOKEN})
+        assert r.returncode == 1, (args, r.returncode, r.stderr)
+        assert secret not in r.stdout + r.stderr, args
+        assert "password=***&cluster=c" in r.stderr and "unreachable" in r.stderr, r.stderr
 
 
 def test_secrets_are_compared_in_constant_time():

@@ -4,13 +4,12 @@ and both answer the same; a poll held on A returns within its interval after a t
 a key revoked on B is refused on A within about two seconds. ClickHouse only."""
 import threading
 import time
-import urllib.parse
-import urllib.request
+import urllib.error
 
 import pytest
 
 import pprof_build as pb
-from conftest import CLICKHOUSE, Server, store_uri
+from conftest import CLICKHOUSE, CLUSTER, Server, clickhouse_sql, same_json, store_uri
 
 pytestmark = pytest.mark.skipif(not CLICKHOUSE, reason="needs ROOTTRACE_TEST_STORE=clickhouse:"
                                 "... (make test-clickhouse); SQLite is one node")
@@ -30,11 +29,8 @@ def nodes(tmp_path):
 
 
 def clickhouse(store, sql):
-    """Runs sql on the database of a clickhouse:http://HOST:PORT/DB store URI."""
-    base, db = store[len("clickhouse:"):].rsplit("/", 1)
-    url = f"{base}/?database={db}&query={urllib.parse.quote(sql)}"
-    with urllib.request.urlopen(urllib.request.Request(url, data=b""), timeout=30) as r:
-        return r.read()
+    """Runs sql on the database of a clickhouse: store URI."""
+    return clickhouse_sql(store, sql)
 
 
 def poll(server, key, **params):
@@ -134,27 +130,20 @@ def test_key_revoked_on_b_is_refused_on_a(nodes):
     keys_a = {k["id"]: k for k in a.get("/api/v1/keys").json()}
     assert keys_a[kid]["revoked_at"] is not None
     # ClickHouse merging the key's rows (it keeps one per id) does not bring the key back
-    clickhouse(a.store, "OPTIMIZE TABLE keys FINAL")
-    clickhouse(a.store, "OPTIMIZE TABLE service_configs FINAL")
+    for table in ("keys", "service_configs"):
+        try:
+            clickhouse(a.store, f"OPTIMIZE TABLE {table} FINAL")
+        except urllib.error.HTTPError as e:
+            # 18.16's Replicated tables refuse OPTIMIZE FINAL when there is nothing to merge
+            # (no part or one; a bug of theirs): nothing merges, so nothing comes back either
+            body = e.read().decode(errors="replace")
+            assert CLUSTER and "Unknown log entry type: 0" in body, body
+            parts = clickhouse(a.store, f"SELECT count() FROM system.parts WHERE active AND "
+                                        f"database = currentDatabase() AND table = '{table}'")
+            assert int(parts) <= 1, (table, parts)
     time.sleep(1.5)
     assert a.get("/api/v1/services", token=secret).status == 401
     assert b.get("/api/v1/services", token=secret).status == 401
-
-
-def same(x, y, path="$"):
-    """Equal JSON, floats to 1e-9 relative (the backends sum in different orders)."""
-    if isinstance(x, float) or isinstance(y, float):
-        assert x == pytest.approx(y, rel=1e-9, abs=1e-9), path
-    elif isinstance(x, dict):
-        assert isinstance(y, dict) and x.keys() == y.keys(), path
-        for k in x:
-            same(x[k], y[k], f"{path}.{k}")
-    elif isinstance(x, list):
-        assert isinstance(y, list) and len(x) == len(y), path
-        for i, (a, b) in enumerate(zip(x, y)):
-            same(a, b, f"{path}[{i}]")
-    else:
-        assert x == y, path
 
 
 def test_clickhouse_answers_as_sqlite(tmp_path):
@@ -197,7 +186,7 @@ def test_clickhouse_answers_as_sqlite(tmp_path):
             if path == "/api/v1/export":
                 assert sorted(a.body.splitlines()) == sorted(b.body.splitlines())
             else:
-                same(a.json(), b.json())
+                same_json(a.json(), b.json())
                 w = a.json().get("current", a.json())
                 assert w["profiles"] > 0 and w["samples"] > 0, (path, q)
     finally:

@@ -29,6 +29,14 @@ bool rt_store_is_shared(const struct rt_store *s);
 /* True when uri names a store that is not a local file or directory (clickhouse:...). */
 bool rt_store_uri_is_remote(const char *uri);
 
+/* uri into out[n] (always NUL-terminated, cut to fit) with the value of a password= setting
+ * written as ***: for logs and messages. */
+void rt_store_uri_redacted(const char *uri, char *out, size_t n);
+
+/* Whether the store answers now (/healthz): 0, or RT_EIO with the reason (a ClickHouse that
+ * does not answer SELECT 1 within 2 s). A local store always answers. */
+int rt_store_ping(struct rt_store *s, struct rt_error *err);
+
 /* Makes every scan of profiles (rt_store_scan, rt_store_scan_window), running or to come,
  * stop at its next profile or row and return RT_ECANCELED ("the server is stopping"); writes
  * are not affected. For a server's stop: a long query must not hold it up

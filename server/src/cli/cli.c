@@ -222,7 +222,9 @@ void rt__cli_call(struct cli *c, const char *method, const char *path,
         }
         c->store = rt_store_open(c->data, &err);
         if (!c->store) {
-            fprintf(stderr, "roottrace: cannot open the store in %s: %s\n", c->data, err.msg);
+            char where[1024];
+            rt_store_uri_redacted(c->data, where, sizeof(where));
+            fprintf(stderr, "roottrace: cannot open the store in %s: %s\n", where, err.msg);
             memset(resp, 0, sizeof(*resp));
             return;
         }

@@ -92,7 +92,9 @@ int rt__cli_serve(int argc, char **argv)
 
     struct rt_store *store = rt_store_open(c.data, &err);
     if (!store) {
-        fprintf(stderr, "roottrace: cannot open the store in %s: %s\n", c.data, err.msg);
+        char where[1024];
+        rt_store_uri_redacted(c.data, where, sizeof(where));
+        fprintf(stderr, "roottrace: cannot open the store in %s: %s\n", where, err.msg);
         return 1;
     }
     if (!rt_store_uri_is_remote(c.data) && strncmp(c.data, "sqlite:", 7) != 0) {
@@ -130,8 +132,10 @@ int rt__cli_serve(int argc, char **argv)
         rt_store_free(store);
         return 1;
     }
+    char where[1024];
+    rt_store_uri_redacted(c.data, where, sizeof(where));
     rt_log(RT_LOG_INFO, "listening on %s (port %u), data in %s, retention %s", opts.listen,
-           rt_server_port(srv), c.data, rt__cli_opt(&c, "retention", "30d"));
+           rt_server_port(srv), where, rt__cli_opt(&c, "retention", "30d"));
     int sig = 0;
     sigwait(&stop_signals, &sig);
     rt_log(RT_LOG_INFO, "%s: stopping", strsignal(sig));

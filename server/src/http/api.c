@@ -33,6 +33,7 @@ int rt_http_status_from_err(int code)
     case RT_EFORMAT: return 415;
     case RT_ETYPE: return 422;
     case RT_ENOMEM:
+    case RT_EIO: /* the store failed or is unreachable: a retry may succeed */
     case RT_ECANCELED: return 503;
     case RT_EDISKFULL: return 507;
     default: return 500;

@@ -181,8 +181,20 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, struct request *r,
 static enum MHD_Result handle_builtin(struct rt_server *srv, struct MHD_Connection *conn,
                                       struct request *r, const char *url)
 {
-    if (strcmp(url, "/healthz") == 0)
-        return send_text(conn, r, 200, "application/json", "{\"status\":\"ok\"}");
+    if (strcmp(url, "/healthz") == 0) {
+        struct rt_error err = {0};
+        if (rt_store_ping(srv->api.store, &err) == 0)
+            return send_text(conn, r, 200, "application/json", "{\"status\":\"ok\"}");
+        /* the node is up and its store is not: a balancer sends its traffic elsewhere */
+        json_t *j = json_pack("{s:s, s:s, s:s}", "status", "unavailable", "store", "down",
+                              "error", err.msg);
+        char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+        json_decref(j);
+        enum MHD_Result rc = send_text(conn, r, 503, "application/json",
+                                       body ? body : "{\"status\":\"unavailable\"}");
+        free(body);
+        return rc;
+    }
     struct rt_buf out;
     rt_buf_init(&out, 0);
     rt_metrics_render(srv->metrics, srv->api.store, &out);

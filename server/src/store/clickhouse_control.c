@@ -75,10 +75,10 @@ int rt__ch_scan_service_configs(struct rt_store *s, rt_store_service_config_cb c
     rt_buf_init(&out, 0);
     int rc = rt__ch_exec(
         s->be,
-        "SELECT name, en, t, si, ui FROM (SELECT DISTINCT name FROM services) "
+        "SELECT name, en, t, si, ui FROM (SELECT DISTINCT name FROM services) AS s "
         "ANY LEFT JOIN (SELECT name, argMax(enabled, ver) AS en, argMax(type, ver) AS t,"
         " argMax(sampling_interval_us, ver) AS si, argMax(upload_interval_s, ver) AS ui "
-        "FROM service_configs GROUP BY name) USING name ORDER BY name FORMAT RowBinary",
+        "FROM service_configs GROUP BY name) AS c USING name ORDER BY name FORMAT RowBinary",
         NULL, 0, &out, err);
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);

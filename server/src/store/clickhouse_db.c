@@ -8,53 +8,73 @@
 #include "clickhouse_int.h"
 #include "rt/timeutil.h"
 
+/* A table of the schema: its columns, its engine (MergeTree or ReplacingMergeTree, with its
+ * version column or NULL) and the clauses after the engine. On a cluster (docs/scale-out.md)
+ * each becomes Replicated*; a sharded table is spread over the shards by service, as a
+ * Distributed table over NAME_local, and the others have one replica on every server. */
+struct ch_table {
+    const char *name, *columns, *engine, *ver, *rest;
+    bool sharded;
+};
+
 /* Month partitions of a nanosecond time column (DESIGN §8: retention drops them). */
 #define MONTH(col) "toYYYYMM(toDateTime(intDiv(greatest(" col ", 0), 1000000000)))"
+
+static const struct ch_table schema_version_table = {
+    "schema_version", "version UInt32, at_ns Int64", "ReplacingMergeTree", NULL,
+    "ORDER BY version", false};
 
 /* Version 0 -> 1: every table. Control-plane rows that change are ReplacingMergeTree read
  * with argMax over a version column; profiles are month-partitioned MergeTree ordered for
  * window scans. Schema in docs/internals/clickhouse.md. */
-static const char *const schema_v1[] = {
-    "CREATE TABLE IF NOT EXISTS profiles (id UInt64, dedup String, service String, type UInt8,"
-    " instance String, version String, has_version UInt8, profile_id String, has_pid UInt8,"
-    " time_ns Int64, duration_ns Int64, end_ns Int64, period_ns Int64, samples Float64,"
-    " value_ns Int64, thread_cpu_ns Int64, process_cpu_ns Int64, has_counts UInt8,"
-    " truncated_stacks UInt32, created_at_ns Int64, stacks Array(UInt64),"
-    " row_samples Array(Float64), row_values Array(Int64), row_leaves Array(UInt64))"
-    " ENGINE = MergeTree PARTITION BY " MONTH("time_ns") " ORDER BY (service, type, time_ns)",
-    "CREATE TABLE IF NOT EXISTS frames (id UInt64, name String)"
-    " ENGINE = ReplacingMergeTree ORDER BY id",
-    "CREATE TABLE IF NOT EXISTS stacks (id UInt64, frames Array(UInt64))"
-    " ENGINE = ReplacingMergeTree ORDER BY id",
-    "CREATE TABLE IF NOT EXISTS services (name String, created_at_ns Int64)"
-    " ENGINE = ReplacingMergeTree ORDER BY name",
-    "CREATE TABLE IF NOT EXISTS service_configs (name String, enabled UInt8, type String,"
-    " sampling_interval_us Int64, upload_interval_s Int64, ver Int64)"
-    " ENGINE = ReplacingMergeTree(ver) ORDER BY name",
-    "CREATE TABLE IF NOT EXISTS uploads (service String, type UInt8, at_ns Int64)"
-    " ENGINE = ReplacingMergeTree(at_ns) ORDER BY (service, type)",
-    "CREATE TABLE IF NOT EXISTS instance_events (service String, instance String, kind UInt8,"
-    " given UInt8, runtime String, runtime_version String, sdk_version String, version String,"
-    " status String, interval_us Int64, poll_interval_s Int64, at_ns Int64, seq Int64)"
-    " ENGINE = MergeTree PARTITION BY " MONTH("at_ns") " ORDER BY (service, instance, at_ns)",
-    "CREATE TABLE IF NOT EXISTS service_versions (service String, version String,"
-    " first_seen_ns Int64) ENGINE = ReplacingMergeTree ORDER BY (service, version)",
-    "CREATE TABLE IF NOT EXISTS deploys (service String, version String, source String,"
-    " at_ns Int64, seq Int64) ENGINE = MergeTree ORDER BY (service, at_ns, seq)",
-    "CREATE TABLE IF NOT EXISTS issues (id Int64, service String, title String,"
-    " started_at_ns Int64, created_at_ns Int64) ENGINE = ReplacingMergeTree ORDER BY id",
-    "CREATE TABLE IF NOT EXISTS keys (id Int64, scope String, service String,"
-    " has_service UInt8, name String, has_name UInt8, hash FixedString(32),"
-    " created_at_ns Int64, revoked_at_ns Int64, ver Int64)"
-    " ENGINE = ReplacingMergeTree(ver) ORDER BY id",
-    "CREATE TABLE IF NOT EXISTS audit (at_ns Int64, seq Int64, actor String, action String,"
-    " target String, detail String, has_detail UInt8) ENGINE = MergeTree ORDER BY (at_ns, seq)",
-    NULL,
+static const struct ch_table schema_v1[] = {
+    {"profiles",
+     "id UInt64, dedup String, service String, type UInt8, instance String, version String,"
+     " has_version UInt8, profile_id String, has_pid UInt8, time_ns Int64, duration_ns Int64,"
+     " end_ns Int64, period_ns Int64, samples Float64, value_ns Int64, thread_cpu_ns Int64,"
+     " process_cpu_ns Int64, has_counts UInt8, truncated_stacks UInt32, created_at_ns Int64,"
+     " stacks Array(UInt64), row_samples Array(Float64), row_values Array(Int64),"
+     " row_leaves Array(UInt64)",
+     "MergeTree", NULL, "PARTITION BY " MONTH("time_ns") " ORDER BY (service, type, time_ns)",
+     true},
+    {"frames", "id UInt64, name String", "ReplacingMergeTree", NULL, "ORDER BY id", false},
+    {"stacks", "id UInt64, frames Array(UInt64)", "ReplacingMergeTree", NULL, "ORDER BY id",
+     false},
+    {"services", "name String, created_at_ns Int64", "ReplacingMergeTree", NULL,
+     "ORDER BY name", false},
+    {"service_configs",
+     "name String, enabled UInt8, type String, sampling_interval_us Int64,"
+     " upload_interval_s Int64, ver Int64",
+     "ReplacingMergeTree", "ver", "ORDER BY name", false},
+    {"uploads", "service String, type UInt8, at_ns Int64", "ReplacingMergeTree", "at_ns",
+     "ORDER BY (service, type)", true},
+    {"instance_events",
+     "service String, instance String, kind UInt8, given UInt8, runtime String,"
+     " runtime_version String, sdk_version String, version String, status String,"
+     " interval_us Int64, poll_interval_s Int64, at_ns Int64, seq Int64",
+     "MergeTree", NULL, "PARTITION BY " MONTH("at_ns") " ORDER BY (service, instance, at_ns)",
+     true},
+    {"service_versions", "service String, version String, first_seen_ns Int64",
+     "ReplacingMergeTree", NULL, "ORDER BY (service, version)", true},
+    {"deploys", "service String, version String, source String, at_ns Int64, seq Int64",
+     "MergeTree", NULL, "ORDER BY (service, at_ns, seq)", true},
+    {"issues", "id Int64, service String, title String, started_at_ns Int64, created_at_ns Int64",
+     "ReplacingMergeTree", NULL, "ORDER BY id", false},
+    {"keys",
+     "id Int64, scope String, service String, has_service UInt8, name String, has_name UInt8,"
+     " hash FixedString(32), created_at_ns Int64, revoked_at_ns Int64, ver Int64",
+     "ReplacingMergeTree", "ver", "ORDER BY id", false},
+    {"audit",
+     "at_ns Int64, seq Int64, actor String, action String, target String, detail String,"
+     " has_detail UInt8",
+     "MergeTree", NULL, "ORDER BY (at_ns, seq)", false},
 };
+
+#define NTABLES (sizeof(schema_v1) / sizeof(schema_v1[0]))
 
 /* Columns appended to profiles after row_leaves, in the order write_profile writes them, with
  * the schema version that added each. 18.16 has no ADD COLUMN IF NOT EXISTS: add_columns
- * looks first.
+ * looks first. A cluster's tables are created with them (no cluster database predates them).
  * Version 2: who sampled a profile (rt/producer.h) and the factor capacity scales its CPU by
  * (DESIGN §7); rows stored before read '' and 1: an unknown producer, compared and never
  * rescaled, as in the SQLite backend.
@@ -69,11 +89,77 @@ static const struct {
     {3, "content_hash", "UInt64 DEFAULT 0"},
 };
 
-/* migrations[v] takes the database from version v to v + 1 (then added_columns of v + 1);
- * statements are idempotent (IF NOT EXISTS), since two nodes may migrate at once. */
-static const char *const *const migrations[RT__CH_SCHEMA_VERSION] = {schema_v1, NULL, NULL};
+#define NADDED (sizeof(added_columns) / sizeof(added_columns[0]))
 
-/* Splits "clickhouse:http://HOST:PORT/DB[?settings]" into ch->url and ch->db. */
+/* Appends the CREATE statement(s) of t to b, separated by '\0' (two on a cluster for a sharded
+ * table: the replicated NAME_local, then the Distributed NAME). 0 or RT_ENOMEM. */
+static int create_sql(const struct rt__ch *ch, const struct ch_table *t, struct rt_buf *b)
+{
+    bool profiles = strcmp(t->name, "profiles") == 0;
+    if (!ch->cluster)
+        return rt_buf_printf(b, "CREATE TABLE IF NOT EXISTS %s (%s) ENGINE = %s%s%s%s %s",
+                             t->name, t->columns, t->engine, t->ver ? "(" : "",
+                             t->ver ? t->ver : "", t->ver ? ")" : "", t->rest);
+    int rc = rt_buf_printf(b, "CREATE TABLE IF NOT EXISTS %s.%s%s ON CLUSTER %s (%s", ch->db,
+                           t->name, t->sharded ? "_local" : "", ch->cluster, t->columns);
+    for (size_t i = 0; !rc && profiles && i < NADDED; i++)
+        rc = rt_buf_printf(b, ", %s %s", added_columns[i].name, added_columns[i].type);
+    if (!rc)
+        rc = rt_buf_printf(b, ") ENGINE = Replicated%s('/clickhouse/tables/%s/%s/%s', "
+                              "'{replica}'%s%s) %s",
+                           t->engine, t->sharded ? "{shard}" : "all", ch->db, t->name,
+                           t->ver ? ", " : "", t->ver ? t->ver : "", t->rest);
+    if (!rc && t->sharded)
+        rc = rt_buf_append(b, "", 1) ||
+             rt_buf_printf(b, "CREATE TABLE IF NOT EXISTS %s.%s ON CLUSTER %s AS %s.%s_local "
+                              "ENGINE = Distributed(%s, %s, %s_local, cityHash64(service))",
+                           ch->db, t->name, ch->cluster, ch->db, t->name, ch->cluster, ch->db,
+                           t->name);
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* Runs the CREATE statement(s) of t. */
+static int create_table(struct rt__ch *ch, const struct ch_table *t, struct rt_error *err)
+{
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    int rc = create_sql(ch, t, &b) || rt_buf_append(&b, "", 1)
+                 ? rt_error_set(err, RT_ENOMEM, "out of memory")
+                 : 0;
+    for (size_t off = 0; !rc && off < b.len; off += strlen(b.data + off) + 1)
+        if (b.data[off])
+            rc = rt__ch_exec(ch, b.data + off, NULL, 0, NULL, err);
+    rt_buf_cleanup(&b);
+    return rc;
+}
+
+int rt__ch_alter_table(struct rt_buf *b, const struct rt__ch *ch, const char *table)
+{
+    if (!ch->cluster)
+        return rt_buf_puts(b, table) ? RT_ENOMEM : 0;
+    bool sharded = false;
+    for (size_t i = 0; i < NTABLES; i++)
+        if (strcmp(schema_v1[i].name, table) == 0)
+            sharded = schema_v1[i].sharded;
+    return rt_buf_printf(b, "%s.%s%s ON CLUSTER %s", ch->db, table, sharded ? "_local" : "",
+                         ch->cluster)
+               ? RT_ENOMEM
+               : 0;
+}
+
+/* Whether s[0..n) is 1-64 letters, digits or _ (a database or cluster name, pasted into SQL). */
+static bool is_ident(const char *s, size_t n)
+{
+    return n > 0 && n <= 64 &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") >= n;
+}
+
+/* Splits "clickhouse:http://HOST:PORT/DB[?settings]" into ch->url, ch->db and ch->cluster
+ * (the setting cluster=NAME, ours, not ClickHouse's: it is taken out of the URL). On a cluster
+ * the URL also gets insert_distributed_sync=1 (an INSERT into a Distributed table returns once
+ * the shard's replica has the rows, so that a 201 means stored, DESIGN §4) and
+ * distributed_product_mode=local (a subquery over a sharded table inside a query over one
+ * reads the shard's local table: every sharded table is sharded by service alike). */
 static int parse_uri(struct rt__ch *ch, const char *uri, struct rt_error *err)
 {
     const char *http = uri + strlen("clickhouse:");
@@ -85,25 +171,48 @@ static int parse_uri(struct rt__ch *ch, const char *uri, struct rt_error *err)
                             uri);
     const char *dbname = slash + 1;
     size_t dblen = strcspn(dbname, "?");
-    if (dblen == 0 || dblen > 64 || strspn(dbname, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
-                                                   "OPQRSTUVWXYZ0123456789_") < dblen)
+    if (!is_ident(dbname, dblen))
         return rt_error_set(err, RT_EINVAL,
                             "store URI \"%s\": the database name must be 1-64 letters, digits "
                             "or _", uri);
-    const char *settings = dbname[dblen] == '?' ? dbname + dblen + 1 : "";
     ch->db = strndup(dbname, dblen);
-    size_t n = (size_t)(slash - http) + dblen + strlen(settings) + 32;
-    ch->url = malloc(n);
-    if (!ch->db || !ch->url)
+    ch->where = strndup(http, (size_t)(slash - http));
+    struct rt_buf url;
+    rt_buf_init(&url, 0);
+    int rc = ch->db && ch->where ? rt_buf_printf(&url, "%.*s/?database=%s", (int)(slash - http), http, ch->db)
+                    : RT_ENOMEM;
+    /* the settings, but cluster=NAME */
+    for (const char *p = dbname[dblen] == '?' ? dbname + dblen + 1 : ""; !rc && *p;) {
+        size_t n = strcspn(p, "&");
+        if (n > 8 && strncmp(p, "cluster=", 8) == 0) {
+            if (!is_ident(p + 8, n - 8)) {
+                rt_buf_cleanup(&url);
+                return rt_error_set(err, RT_EINVAL,
+                                    "store URI \"%s\": the cluster name must be 1-64 letters, "
+                                    "digits or _", uri);
+            }
+            free(ch->cluster);
+            if (!(ch->cluster = strndup(p + 8, n - 8)))
+                rc = RT_ENOMEM;
+        } else if (n) {
+            rc = rt_buf_printf(&url, "&%.*s", (int)n, p);
+        }
+        p += n + (p[n] == '&');
+    }
+    if (!rc && ch->cluster)
+        rc = rt_buf_puts(&url, "&insert_distributed_sync=1&distributed_product_mode=local");
+    if (rc) {
+        rt_buf_cleanup(&url);
         return rt_error_set(err, RT_ENOMEM, "out of memory");
-    snprintf(ch->url, n, "%.*s/?database=%s%s%s", (int)(slash - http), http, ch->db,
-             *settings ? "&" : "", settings);
-    return 0;
+    }
+    ch->url = rt_buf_into_cstr(&url);
+    return ch->url ? 0 : rt_error_set(err, RT_ENOMEM, "out of memory");
 }
 
-/* Creates the database (a statement run outside it: ?database= names one that may not exist
- * yet, so the URL is switched for this one statement). */
-static int create_database(struct rt__ch *ch, struct rt_error *err)
+/* Runs sql outside the database (?database= names one that may not exist yet, so the URL is
+ * switched for this one statement), as rt__ch_exec. */
+static int exec_outside(struct rt__ch *ch, const char *sql, struct rt_buf *out,
+                        struct rt_error *err)
 {
     char *url = ch->url, *q = strstr(url, "?database=");
     size_t n = strlen(url) + 1;
@@ -113,26 +222,107 @@ static int create_database(struct rt__ch *ch, struct rt_error *err)
     /* keep the settings after the database name */
     const char *rest = q + strlen("?database=") + strlen(ch->db);
     snprintf(bare, n, "%.*s?%s", (int)(q - url), url, *rest == '&' ? rest + 1 : rest);
-    char sql[128];
-    snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS %s", ch->db);
     ch->url = bare;
-    int rc = rt__ch_exec(ch, sql, NULL, 0, NULL, err);
+    int rc = rt__ch_exec(ch, sql, NULL, 0, out, err);
     ch->url = url;
     free(bare);
+    return rc;
+}
+
+/* A number a statement outside the database answers (FORMAT TabSeparated), e.g. a count. */
+static int query_number(struct rt__ch *ch, const char *sql, int64_t *v, struct rt_error *err)
+{
+    struct rt_buf out;
+    rt_buf_init(&out, 0);
+    int rc = exec_outside(ch, sql, &out, err);
+    if (!rc)
+        *v = strtoll(out.data ? out.data : "0", NULL, 10);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+/* Refuses a ClickHouse older than 18.16, the oldest whose SQL the conformance suite runs. */
+static int check_version(struct rt__ch *ch, struct rt_error *err)
+{
+    struct rt_buf out;
+    rt_buf_init(&out, 0);
+    int rc = exec_outside(ch, "SELECT version() FORMAT TabSeparated", &out, err);
+    if (rc) {
+        rt_buf_cleanup(&out);
+        return rc;
+    }
+    char v[32];
+    snprintf(v, sizeof(v), "%.*s", (int)strcspn(out.data ? out.data : "", "\n"),
+             out.data ? out.data : "");
+    rt_buf_cleanup(&out);
+    long major = 0, minor = 0;
+    if (sscanf(v, "%ld.%ld", &major, &minor) != 2)
+        return rt_error_set(err, RT_EIO, "ClickHouse at %s answered version() with \"%s\"",
+                            ch->where, v);
+    if (major < 18 || (major == 18 && minor < 16))
+        return rt_error_set(err, RT_EIO,
+                            "ClickHouse %s at %s is older than 18.16, the oldest release "
+                            "roottrace runs on (docs/scale-out.md)", v, ch->where);
+    return 0;
+}
+
+/* On a cluster: the server knows it (remote_servers) and has the {shard} and {replica}
+ * macros its tables' ZooKeeper paths use. */
+static int check_cluster(struct rt__ch *ch, struct rt_error *err)
+{
+    char sql[256];
+    int64_t hosts = 0, macros = 0;
+    snprintf(sql, sizeof(sql),
+             "SELECT count() FROM system.clusters WHERE cluster = '%s' FORMAT TabSeparated",
+             ch->cluster);
+    if (query_number(ch, sql, &hosts, err) ||
+        query_number(ch, "SELECT count() FROM system.macros WHERE macro IN ('shard', 'replica')"
+                         " FORMAT TabSeparated",
+                     &macros, err))
+        return err->code;
+    if (hosts == 0)
+        return rt_error_set(err, RT_EINVAL,
+                            "store URI names cluster \"%s\", which the ClickHouse at %s does "
+                            "not have in its remote_servers (deploy/clickhouse-cluster/)",
+                            ch->cluster, ch->where);
+    if (macros != 2)
+        return rt_error_set(err, RT_EINVAL,
+                            "the ClickHouse at %s lacks the {shard} and {replica} macros that "
+                            "cluster tables need (deploy/clickhouse-cluster/cluster.xml)",
+                            ch->where);
+    return 0;
+}
+
+/* The engine of table name in the database ("" when it does not exist) into e[n]. */
+static int table_engine(struct rt__ch *ch, const char *name, char *e, size_t n,
+                        struct rt_error *err)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT engine FROM system.tables WHERE database = '%s' AND name = '%s' "
+             "FORMAT TabSeparated", ch->db, name);
+    struct rt_buf out;
+    rt_buf_init(&out, 0);
+    int rc = exec_outside(ch, sql, &out, err);
+    if (!rc)
+        snprintf(e, n, "%.*s", (int)strcspn(out.data ? out.data : "", "\n"),
+                 out.data ? out.data : "");
+    rt_buf_cleanup(&out);
     return rc;
 }
 
 /* The schema version stored (0 for a new database). */
 static int schema_version(struct rt__ch *ch, int64_t *v, struct rt_error *err)
 {
-    struct rt_buf out;
-    rt_buf_init(&out, 0);
-    int rc = rt__ch_exec(ch, "SELECT max(version) FROM schema_version FORMAT TabSeparated", NULL,
-                         0, &out, err);
-    if (!rc)
-        *v = strtoll(out.data ? out.data : "0", NULL, 10);
-    rt_buf_cleanup(&out);
-    return rc;
+    char engine[64], sql[128];
+    *v = 0;
+    if (table_engine(ch, "schema_version", engine, sizeof(engine), err))
+        return err->code;
+    if (!*engine)
+        return 0;
+    snprintf(sql, sizeof(sql), "SELECT max(version) FROM %s.schema_version FORMAT TabSeparated",
+             ch->db);
+    return query_number(ch, sql, v, err);
 }
 
 /* Whether table profiles has column name. */
@@ -140,14 +330,11 @@ static int has_column(struct rt__ch *ch, const char *name, bool *has, struct rt_
 {
     char sql[256];
     snprintf(sql, sizeof(sql),
-             "SELECT count() FROM system.columns WHERE database = currentDatabase() AND "
-             "table = 'profiles' AND name = '%s' FORMAT TabSeparated", name);
-    struct rt_buf out;
-    rt_buf_init(&out, 0);
-    int rc = rt__ch_exec(ch, sql, NULL, 0, &out, err);
-    if (!rc)
-        *has = strtoll(out.data ? out.data : "0", NULL, 10) > 0;
-    rt_buf_cleanup(&out);
+             "SELECT count() FROM system.columns WHERE database = '%s' AND "
+             "table = 'profiles' AND name = '%s' FORMAT TabSeparated", ch->db, name);
+    int64_t n = 0;
+    int rc = query_number(ch, sql, &n, err);
+    *has = n > 0;
     return rc;
 }
 
@@ -155,7 +342,7 @@ static int has_column(struct rt__ch *ch, const char *name, bool *has, struct rt_
  * ALTER that fails because the other added the column meanwhile is fine once it is there. */
 static int add_columns(struct rt__ch *ch, int v, struct rt_error *err)
 {
-    for (size_t i = 0; i < sizeof(added_columns) / sizeof(added_columns[0]); i++) {
+    for (size_t i = 0; i < NADDED; i++) {
         if (added_columns[i].version != v)
             continue;
         const char *name = added_columns[i].name;
@@ -180,32 +367,65 @@ static int add_columns(struct rt__ch *ch, int v, struct rt_error *err)
     return 0;
 }
 
-/* Brings the schema to RT__CH_SCHEMA_VERSION. */
+/* Records schema version v as reached. */
+static int put_version(struct rt__ch *ch, int v, struct rt_error *err)
+{
+    char ins[160];
+    snprintf(ins, sizeof(ins), "INSERT INTO %s.schema_version VALUES (%d, %lld)", ch->db, v,
+             (long long)rt_time_now_ns());
+    return rt__ch_exec(ch, ins, NULL, 0, NULL, err);
+}
+
+/* Brings the schema to RT__CH_SCHEMA_VERSION. Every statement is idempotent (IF NOT EXISTS,
+ * columns looked up first) and a version is recorded once its statements have run, so that
+ * two nodes may migrate at once and a migration cut short resumes at the next start. A
+ * database at the current version runs no DDL: a node starts while a cluster's replica is
+ * down (an ON CLUSTER statement would wait for it). */
 static int migrate(struct rt__ch *ch, struct rt_error *err)
 {
-    if (create_database(ch, err) ||
-        rt__ch_exec(ch,
-                    "CREATE TABLE IF NOT EXISTS schema_version (version UInt32, at_ns Int64)"
-                    " ENGINE = ReplacingMergeTree ORDER BY version",
-                    NULL, 0, NULL, err))
-        return err->code;
     int64_t v;
-    if (schema_version(ch, &v, err))
+    char engine[64];
+    if (check_version(ch, err) || (ch->cluster && check_cluster(ch, err)) ||
+        schema_version(ch, &v, err) || table_engine(ch, "profiles", engine, sizeof(engine), err))
         return err->code;
     if (v > RT__CH_SCHEMA_VERSION)
         return rt_error_set(err, RT_EIO,
-                            "ClickHouse schema version %lld is newer than this roottrace's (%d)",
-                            (long long)v, RT__CH_SCHEMA_VERSION);
-    for (; v < RT__CH_SCHEMA_VERSION; v++) {
-        for (const char *const *sql = migrations[v]; sql && *sql; sql++)
-            if (rt__ch_exec(ch, *sql, NULL, 0, NULL, err))
-                return err->code;
-        if (add_columns(ch, (int)v + 1, err))
+                            "ClickHouse schema version %lld is newer than this roottrace's (%d): "
+                            "run the newer roottrace, or a new database", (long long)v,
+                            RT__CH_SCHEMA_VERSION);
+    if (*engine && (strcmp(engine, "Distributed") == 0) != (ch->cluster != NULL))
+        return rt_error_set(err, RT_EINVAL,
+                            ch->cluster ? "database %s was created on one server, not on a "
+                                          "cluster: use a new database with ?cluster="
+                                        : "database %s was created on a cluster: add its "
+                                          "?cluster=NAME to the store URI",
+                            ch->db);
+    if (v == RT__CH_SCHEMA_VERSION)
+        return 0;
+    char sql[192];
+    if (ch->cluster) {
+        /* created at the current version, every column in place */
+        if (v != 0)
+            return rt_error_set(err, RT_EIO,
+                                "the cluster's schema is at version %lld: this roottrace "
+                                "migrates a cluster's schema only from scratch", (long long)v);
+        snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS %s ON CLUSTER %s", ch->db,
+                 ch->cluster);
+        if (exec_outside(ch, sql, NULL, err) || create_table(ch, &schema_version_table, err))
             return err->code;
-        char ins[128];
-        snprintf(ins, sizeof(ins), "INSERT INTO schema_version VALUES (%d, %lld)", (int)v + 1,
-                 (long long)rt_time_now_ns());
-        if (rt__ch_exec(ch, ins, NULL, 0, NULL, err))
+        for (size_t i = 0; i < NTABLES; i++)
+            if (create_table(ch, &schema_v1[i], err))
+                return err->code;
+        return put_version(ch, RT__CH_SCHEMA_VERSION, err);
+    }
+    snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS %s", ch->db);
+    if (exec_outside(ch, sql, NULL, err) || create_table(ch, &schema_version_table, err))
+        return err->code;
+    for (; v < RT__CH_SCHEMA_VERSION; v++) {
+        for (size_t i = 0; v == 0 && i < NTABLES; i++)
+            if (create_table(ch, &schema_v1[i], err))
+                return err->code;
+        if (add_columns(ch, (int)v + 1, err) || put_version(ch, (int)v + 1, err))
             return err->code;
     }
     return 0;
@@ -223,7 +443,9 @@ static void ch_free(struct rt_store *s)
     rt_u64map_cleanup(&ch->frame_ids);
     rt_u64map_cleanup(&ch->stack_ids);
     free(ch->url);
+    free(ch->where);
     free(ch->db);
+    free(ch->cluster);
     free(ch);
     s->be = NULL;
 }
@@ -245,6 +467,11 @@ static int64_t ch_disk_bytes(struct rt_store *s)
     rt_buf_cleanup(&sql);
     rt_buf_cleanup(&out);
     return v;
+}
+
+static int ch_ping(struct rt_store *s, struct rt_error *err)
+{
+    return rt__ch_ping(s->be, err);
 }
 
 static const struct rt__store_ops ch_ops = {
@@ -275,6 +502,7 @@ static const struct rt__store_ops ch_ops = {
     .scan_audit = rt__ch_scan_audit,
     .retain = rt__ch_retain,
     .disk_bytes = ch_disk_bytes,
+    .ping = ch_ping,
     .profile_count = rt__ch_profile_count,
 };
 

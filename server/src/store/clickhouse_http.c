@@ -59,8 +59,9 @@ static int fail(const struct rt_buf *body, long status, const char *sql, struct 
     return rt_error_set(err, code, "ClickHouse (HTTP %ld) on \"%.60s\": %s", status, sql, msg);
 }
 
-int rt__ch_exec(struct rt__ch *ch, const char *sql, const void *data, size_t n,
-                struct rt_buf *out, struct rt_error *err)
+/* rt__ch_exec with a bound on the whole statement, ms. */
+static int exec_within(struct rt__ch *ch, const char *sql, const void *data, size_t n,
+                       struct rt_buf *out, long timeout_ms, struct rt_error *err)
 {
     CURL *h = take_handle(ch);
     if (!h)
@@ -86,8 +87,8 @@ int rt__ch_exec(struct rt__ch *ch, const char *sql, const void *data, size_t n,
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(data ? n : strlen(sql)));
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 300L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, RT__CH_CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/octet-stream");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
@@ -96,7 +97,7 @@ int rt__ch_exec(struct rt__ch *ch, const char *sql, const void *data, size_t n,
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     if (cc != CURLE_OK)
-        rc = rt_error_set(err, RT_EIO, "ClickHouse at %s unreachable: %s", ch->url,
+        rc = rt_error_set(err, RT_EIO, "ClickHouse at %s unreachable: %s", ch->where,
                           curl_easy_strerror(cc));
     else if (status != 200)
         rc = fail(body, status, sql, err);
@@ -104,6 +105,21 @@ out_free:
     give_handle(ch, h);
     rt_buf_cleanup(&url);
     rt_buf_cleanup(&local);
+    return rc;
+}
+
+int rt__ch_exec(struct rt__ch *ch, const char *sql, const void *data, size_t n,
+                struct rt_buf *out, struct rt_error *err)
+{
+    return exec_within(ch, sql, data, n, out, RT__CH_TIMEOUT_MS, err);
+}
+
+int rt__ch_ping(struct rt__ch *ch, struct rt_error *err)
+{
+    struct rt_buf out;
+    rt_buf_init(&out, 0);
+    int rc = exec_within(ch, "SELECT 1", NULL, 0, &out, RT__CH_PING_TIMEOUT_MS, err);
+    rt_buf_cleanup(&out);
     return rc;
 }
 

@@ -17,6 +17,12 @@
 /* Schema version this roottrace writes (the schema_version table). */
 #define RT__CH_SCHEMA_VERSION 3
 
+/* Bounds on a statement, ms: connecting (a lost server answers 503 within seconds, not
+ * minutes), the whole statement, and the health check's SELECT 1 (/healthz). */
+#define RT__CH_CONNECT_TIMEOUT_MS 2000L
+#define RT__CH_TIMEOUT_MS 300000L
+#define RT__CH_PING_TIMEOUT_MS 2000L
+
 /* Idle curl handles kept for reuse. */
 #define RT__CH_POOL 8
 
@@ -46,7 +52,9 @@ struct rt__ch_commit;
 /* The backend's state (rt_store.be). */
 struct rt__ch {
     char *url;                     /* "http://host:port/?database=DB[&user settings]" */
+    char *where;                   /* "http://host:port", for messages (no password) */
     char *db;                      /* database name ([A-Za-z0-9_]+) */
+    char *cluster;                 /* ?cluster=NAME ([A-Za-z0-9_]+), or NULL: one server */
     pthread_mutex_t pool_lock;     /* guards idle and nidle */
     CURL *idle[RT__CH_POOL];       /* idle handles */
     size_t nidle;
@@ -78,6 +86,9 @@ static inline uint32_t rt__ch_idmap_get(const struct rt_u64map *m, uint64_t key)
  * (RT_EDISKFULL when ClickHouse reports no space left). */
 int rt__ch_exec(struct rt__ch *ch, const char *sql, const void *data, size_t n,
                 struct rt_buf *out, struct rt_error *err);
+
+/* SELECT 1 within RT__CH_PING_TIMEOUT_MS: 0, or RT_EIO with the reason. */
+int rt__ch_ping(struct rt__ch *ch, struct rt_error *err);
 
 /* Runs a statement built in b (NUL-terminated); as rt__ch_exec without data. An append
  * failure while building b (b->data NULL or b->len 0) reads as RT_ENOMEM. */
@@ -158,8 +169,14 @@ int rt__ch_commit(struct rt__ch *ch, struct rt_buf *const *bufs, struct rt_error
 
 /* ---- clickhouse_db.c ---- */
 
-/* Opens the ClickHouse backend on uri ("clickhouse:http://HOST:PORT/DB[?settings]"). */
+/* Opens the ClickHouse backend on uri ("clickhouse:http://HOST:PORT/DB[?settings]"; the
+ * setting cluster=NAME creates the tables replicated on that cluster, docs/scale-out.md). */
 int rt__ch_open(struct rt_store *s, const char *uri, struct rt_error *err);
+
+/* Appends the table an ALTER of `table` changes: `table` itself on one server; on a cluster
+ * "DB.table_local ON CLUSTER NAME" for a sharded table, else "DB.table ON CLUSTER NAME".
+ * 0 or RT_ENOMEM. */
+int rt__ch_alter_table(struct rt_buf *b, const struct rt__ch *ch, const char *table);
 
 /* ---- clickhouse_profiles.c ---- */
 

@@ -241,10 +241,10 @@ int rt__ch_scan_services(struct rt_store *s, rt_store_service_cb cb, void *ud,
     int rc = rt__ch_exec(
         s->be,
         "SELECT name, en, last, cpu, wall FROM (SELECT name, en FROM "
-        "(SELECT DISTINCT name FROM services) ANY LEFT JOIN (SELECT name, argMax(enabled, ver) "
-        "AS en FROM service_configs GROUP BY name) USING name) ANY LEFT JOIN "
-        "(SELECT service AS name, max(at_ns) AS last, max(type = 1) AS cpu, "
-        "max(type = 2) AS wall FROM uploads GROUP BY service) USING name "
+        "(SELECT DISTINCT name FROM services) AS s ANY LEFT JOIN (SELECT name, "
+        "argMax(enabled, ver) AS en FROM service_configs GROUP BY name) AS c USING name) AS sc "
+        "ANY LEFT JOIN (SELECT service AS name, max(at_ns) AS last, max(type = 1) AS cpu, "
+        "max(type = 2) AS wall FROM uploads GROUP BY service) AS u USING name "
         "ORDER BY name FORMAT RowBinary",
         NULL, 0, &out, err);
     struct rt__ch_rd r;

@@ -424,9 +424,13 @@ static int drop_partitions(struct rt__ch *ch, const char *table, const char *tim
             rc = rt__ch_bad_response("a retention query", err);
             break;
         }
-        char drop[128];
-        snprintf(drop, sizeof(drop), "ALTER TABLE %s DROP PARTITION %u", table, month);
-        rc = rt__ch_exec(ch, drop, NULL, 0, NULL, err);
+        struct rt_buf drop;
+        rt_buf_init(&drop, 0);
+        rc = rt_buf_puts(&drop, "ALTER TABLE ") || rt__ch_alter_table(&drop, ch, table) ||
+                     rt_buf_printf(&drop, " DROP PARTITION %u", month)
+                 ? rt_error_set(err, RT_ENOMEM, "out of memory")
+                 : rt__ch_run(ch, &drop, NULL, err);
+        rt_buf_cleanup(&drop);
         if (!rc && deleted)
             *deleted += (int64_t)count;
     }

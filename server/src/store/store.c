@@ -140,6 +140,29 @@ bool rt_store_uri_is_remote(const char *uri)
     return uri && strncmp(uri, "clickhouse:", 11) == 0;
 }
 
+void rt_store_uri_redacted(const char *uri, char *out, size_t n)
+{
+    size_t o = 0;
+    for (const char *p = uri ? uri : ""; *p && o + 1 < n;) {
+        out[o++] = *p;
+        bool key = (p[0] == '?' || p[0] == '&') && strncmp(p + 1, "password=", 9) == 0;
+        p++;
+        if (!key)
+            continue;
+        o += (size_t)snprintf(out + o, n - o, "password=***");
+        if (o >= n)
+            o = n - 1;
+        p += strcspn(p, "&");
+    }
+    if (n)
+        out[o < n ? o : n - 1] = '\0';
+}
+
+int rt_store_ping(struct rt_store *s, struct rt_error *err)
+{
+    return s->ops->ping ? s->ops->ping(s, err) : 0;
+}
+
 bool rt_store_is_shared(const struct rt_store *s)
 {
     return s && s->ops->shared;

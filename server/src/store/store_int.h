@@ -62,6 +62,7 @@ struct rt__store_ops {
                       rt_store_audit_cb cb, void *ud, struct rt_error *err);
     int (*retain)(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err);
     int64_t (*disk_bytes)(struct rt_store *s);
+    int (*ping)(struct rt_store *s, struct rt_error *err); /* NULL: always answers */
     int64_t (*profile_count)(struct rt_store *s);
 };
 

@@ -24,6 +24,14 @@ static const char *fixture_clickhouse(void)
     return e && strncmp(e, "clickhouse:", 11) == 0 ? e : NULL;
 }
 
+/* The ClickHouse cluster the store's tables are replicated on (ROOTTRACE_TEST_CLUSTER, with a
+ * clickhouse: store; scripts/test-clickhouse.sh sets it for its cluster run), or NULL. */
+static const char *fixture_cluster(void)
+{
+    const char *e = getenv("ROOTTRACE_TEST_CLUSTER");
+    return fixture_clickhouse() && e && *e ? e : NULL;
+}
+
 /* Skips the rest of a test that is inherently SQLite's when running against ClickHouse. */
 #define SKIP_ON_CLICKHOUSE(reason)                                                        \
     do {                                                                                 \
@@ -55,7 +63,8 @@ static void fixture_uri(const char *dir, char *out, size_t n)
     }
     char db[128];
     fixture_dbname(dir, db, sizeof(db));
-    snprintf(out, n, "%s/%s", ch, db);
+    const char *cluster = fixture_cluster();
+    snprintf(out, n, "%s/%s%s%s", ch, db, cluster ? "?cluster=" : "", cluster ? cluster : "");
 }
 
 static size_t fixture_ch_body(char *p, size_t size, size_t n, void *ud)

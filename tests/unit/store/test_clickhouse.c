@@ -105,6 +105,22 @@ static void test_uris(void)
     CHECK(rt_store_open("clickhouse:http://127.0.0.1:1/db", &err) == NULL);
     CHECK_INT(err.code, RT_EIO);
     CHECK(strstr(err.msg, "unreachable") != NULL);
+    /* the message names the server, never the settings' password */
+    CHECK(rt_store_open("clickhouse:http://127.0.0.1:1/db?user=u&password=s3cret", &err) == NULL);
+    CHECK_INT(err.code, RT_EIO);
+    CHECK(strstr(err.msg, "http://127.0.0.1:1") != NULL && strstr(err.msg, "s3cret") == NULL);
+    CHECK(rt_store_open("clickhouse:http://127.0.0.1:1/db?cluster=bad-name", &err) == NULL);
+    CHECK_INT(err.code, RT_EINVAL);
+    CHECK(strstr(err.msg, "cluster name") != NULL);
+    char red[128];
+    rt_store_uri_redacted("clickhouse:http://h:1/db?user=u&password=s3&x=1", red, sizeof(red));
+    CHECK_STR(red, "clickhouse:http://h:1/db?user=u&password=***&x=1");
+    rt_store_uri_redacted("clickhouse:http://h/db?password=", red, sizeof(red));
+    CHECK_STR(red, "clickhouse:http://h/db?password=***");
+    rt_store_uri_redacted("clickhouse:http://h/db?password=abcdef", red, 30);
+    CHECK_STR(red, "clickhouse:http://h/db?passwo");
+    rt_store_uri_redacted("/data/dir", red, sizeof(red));
+    CHECK_STR(red, "/data/dir");
     CHECK(rt_store_uri_is_remote("clickhouse:http://h/db"));
     CHECK(!rt_store_uri_is_remote("sqlite:/x") && !rt_store_uri_is_remote(NULL));
 }
@@ -334,8 +350,9 @@ static void test_window_sums(void)
  * IF NOT EXISTS). */
 static void test_migration_v1(void)
 {
-    if (!fixture_clickhouse()) {
-        fprintf(stderr, "skip %s on sqlite: ClickHouse's schema migration\n", __func__);
+    if (!fixture_clickhouse() || fixture_cluster()) {
+        fprintf(stderr, "skip %s on %s: one ClickHouse server's schema migration\n", __func__,
+                fixture_clickhouse() ? "a cluster (created at the current version)" : "sqlite");
         return;
     }
     char *dir = fixture_tmpdir();
@@ -375,6 +392,36 @@ static void test_migration_v1(void)
     fixture_rmdir(dir);
 }
 
+/* Start-up refuses what it cannot run on, before any DDL: a schema from a newer roottrace,
+ * a cluster the server does not know, a cluster database opened as one server's. */
+static void test_startup_refusals(void)
+{
+    if (!fixture_clickhouse()) {
+        fprintf(stderr, "skip %s on sqlite: ClickHouse's start-up checks\n", __func__);
+        return;
+    }
+    char *dir = fixture_tmpdir(), uri[600];
+    struct rt_error err = {0};
+    rt_store_free(open_dir(dir));
+    CHECK_INT(fixture_ch_int(dir, "INSERT INTO schema_version VALUES (99, 0)"), 0);
+    fixture_uri(dir, uri, sizeof(uri));
+    CHECK(rt_store_open(uri, &err) == NULL);
+    CHECK_INT(err.code, RT_EIO);
+    CHECK(strstr(err.msg, "schema version 99 is newer") != NULL);
+    /* and nothing was changed: the same refusal again */
+    CHECK(rt_store_open(uri, &err) == NULL);
+    CHECK(strstr(err.msg, "schema version 99 is newer") != NULL);
+    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 99);
+    if (!fixture_cluster()) {
+        char with[700];
+        snprintf(with, sizeof(with), "%s?cluster=roottrace", uri);
+        CHECK(rt_store_open(with, &err) == NULL);
+        CHECK_INT(err.code, RT_EINVAL);
+        CHECK(strstr(err.msg, "remote_servers") != NULL);
+    }
+    fixture_rmdir(dir);
+}
+
 int main(void)
 {
     RUN(test_quote);
@@ -386,5 +433,6 @@ int main(void)
     RUN(test_retention_months);
     RUN(test_window_sums);
     RUN(test_migration_v1);
+    RUN(test_startup_refusals);
     return TEST_DONE();
 }
