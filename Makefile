@@ -83,7 +83,7 @@ unit-san:
 	$(MAKE) SAN=1 unit
 
 integration: $(BUILD)/roottrace
-	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -p no:cacheprovider tests/integration
+	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -rs -p no:cacheprovider tests/integration
 
 # Capacity against the kernel's CPU accounting (tests/accuracy, DESIGN §7): the Node, Go and
 # PHP SDKs' workloads alone, beside a CPU hog per core, and under a CPU quota (a cgroup).

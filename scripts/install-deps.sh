@@ -69,6 +69,18 @@ if [ $BUILD_ONLY -eq 0 ] && ! python3 -c 'import jsonschema, yaml' 2>/dev/null; 
             python3-yaml >/dev/null
     fi
 fi
+# openapi-spec-validator: test_openapi.py checks docs/openapi.yaml against OpenAPI 3.0 itself
+# (a YAML slip can still load). From pip, else Debian's package.
+if [ $BUILD_ONLY -eq 0 ] && ! python3 -c 'import openapi_spec_validator' 2>/dev/null; then
+    echo "install-deps: installing openapi-spec-validator"
+    if ! python3 -m pip install --quiet openapi-spec-validator; then
+        SUDO=""
+        [ "$(id -u)" -ne 0 ] && SUDO=sudo
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+            python3-openapi-spec-validator >/dev/null
+    fi
+fi
 # chdb-core: ClickHouse 26.9's engine, in-process (PyPI), behind scripts/chdb.sh: the
 # conformance suite's current ClickHouse (no current clickhouse-server package is reachable
 # here). ~900 MB installed, so it lives outside the clone, in ~/.cache/roottrace/chdb-venv, and

@@ -30,7 +30,7 @@ if [ "$(loaded)" != yes ]; then
     echo "ext-excimer is not loaded by $PHP: install php-excimer (pass 1 needs it)"
     status=1
 else
-    "$PHP" "$PHPUNIT" -c sdk/php/phpunit.xml.dist "$@" || status=1
+    "$PHP" "$PHPUNIT" --verbose -c sdk/php/phpunit.xml.dist "$@" || status=1
 fi
 echo
 echo "== pass 2: without ext-excimer (PHP_INI_SCAN_DIR=$noext; loaded: $(PHP_INI_SCAN_DIR=$noext loaded))"
@@ -38,6 +38,6 @@ if [ "$(PHP_INI_SCAN_DIR=$noext loaded)" != no ]; then
     echo "could not unload ext-excimer (is it loaded from php.ini itself?)"
     status=1
 else
-    PHP_INI_SCAN_DIR=$noext "$PHP" "$PHPUNIT" -c sdk/php/phpunit.xml.dist "$@" || status=1
+    PHP_INI_SCAN_DIR=$noext "$PHP" "$PHPUNIT" --verbose -c sdk/php/phpunit.xml.dist "$@" || status=1
 fi
 exit $status

@@ -160,7 +160,17 @@ int rt_store_stack(struct rt_store *s, uint32_t stack_id, const uint32_t **frame
 /* The name of a frame id (valid until the store is freed), or NULL if unknown. */
 const char *rt_store_frame_name(struct rt_store *s, uint32_t frame_id);
 
-/* Liveness evidence (DESIGN §7): an SDK's config poll at at_ns for (service, instance). */
+/* The longest poll interval the server may tell SDKs (`roottrace serve --poll-interval`, s). */
+#define RT_POLL_INTERVAL_MAX_S 600
+
+/* Liveness (DESIGN §7): two polls of an instance at most this far apart (ns) are one stretch
+ * of liveness, and an instance not heard from for longer is stale: three of the poll
+ * intervals it was told (poll_interval_s, s; 0 or less = unknown, the default 10 s). The one
+ * place of that rule: both backends and the API's staleness call it. */
+int64_t rt_store_poll_gap_ns(int64_t poll_interval_s);
+
+/* Liveness evidence (DESIGN §7): an SDK's config poll at at_ns for (service, instance), of an
+ * unknown poll interval (the default 10 s; rt_store_put_polls says the interval). */
 int rt_store_put_poll(struct rt_store *s, const char *service, const char *instance,
                       int64_t at_ns, struct rt_error *err);
 

@@ -105,8 +105,9 @@ int rt__cli_serve(int argc, char **argv)
     }
     int64_t poll_ns;
     if (rt_duration_parse(rt__cli_opt(&c, "poll-interval", "10s"), &poll_ns) ||
-        poll_ns < RT_NS_PER_S || poll_ns > 600 * RT_NS_PER_S) {
-        fprintf(stderr, "roottrace: --poll-interval must be between 1s and 600s\n");
+        poll_ns < RT_NS_PER_S || poll_ns > RT_POLL_INTERVAL_MAX_S * RT_NS_PER_S) {
+        fprintf(stderr, "roottrace: --poll-interval must be between 1s and %ds\n",
+                RT_POLL_INTERVAL_MAX_S);
         rt_store_free(store);
         return 2;
     }

@@ -116,7 +116,8 @@ void rt__api_put_profiling(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         cfg.type[0] = '\0';
     if (type && !json_is_null(type)) {
         const char *t = json_string_value(type);
-        if (!t || (strcmp(t, "cpu") && strcmp(t, "wall"))) {
+        enum rt_ptype pt;
+        if (!rt_ptype_parse(t, &pt)) {
             rt__api_error(resp, RT_EINVAL, "'type' must be \"cpu\" or \"wall\"");
             goto out_put_body;
         }

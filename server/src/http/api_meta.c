@@ -209,8 +209,8 @@ static int instance_cb(void *ud, const struct rt_instance_info *in)
 {
     struct services_ctx *sc = ud;
     json_t *svc = sc->current;
-    /* Stale when not seen for 3 poll intervals (DESIGN §5). */
-    bool stale = sc->now_ns - in->last_seen_ns > 3 * sc->poll_interval_s * RT_NS_PER_S;
+    /* Stale when not seen for 3 poll intervals (DESIGN §5): rt_store_poll_gap_ns. */
+    bool stale = sc->now_ns - in->last_seen_ns > rt_store_poll_gap_ns(sc->poll_interval_s);
     json_array_append_new(
         json_object_get(svc, "instances"),
         json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b}", "instance", in->instance,
@@ -237,7 +237,7 @@ static int status_cb(void *ud, const struct rt_instance_status *st)
                         st->interval_us > 0 ? json_integer(st->interval_us) : json_null());
     if (st->poll_interval_s > 0)
         json_object_set_new(inst, "stale", json_boolean(sc->now_ns - st->last_seen_ns >
-                                                        3 * st->poll_interval_s * RT_NS_PER_S));
+                                                        rt_store_poll_gap_ns(st->poll_interval_s)));
     return 0;
 }
 

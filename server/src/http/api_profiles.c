@@ -64,7 +64,8 @@ static int read_params(const struct rt_api_req *req, struct rt_api_resp *resp,
     p->profile_id = rt_api_param(req, "profile_id");
     p->type = rt_api_param(req, "type");
     p->unit = rt_api_param(req, "unit");
-    if (p->type && strcmp(p->type, "cpu") && strcmp(p->type, "wall")) {
+    enum rt_ptype pt;
+    if (p->type && !rt_ptype_parse(p->type, &pt)) {
         rt__api_error(resp, RT_EINVAL, "type must be 'cpu' or 'wall', got '%.64s'", p->type);
         return -1;
     }

@@ -32,9 +32,6 @@
 /* Ids per "id IN (...)" query when loading frames and stacks. */
 #define RT__CH_IN_BATCH 5000
 
-/* Gap after which polls belong to separate liveness segments (as SQLite: 3 x 10 s). */
-#define RT__CH_POLL_GAP_NS (30LL * 1000000000LL)
-
 /* instance_events.given bits: which optional fields an event carries (NULL = unchanged). */
 enum {
     RT__CH_GIVEN_RUNTIME = 1,

@@ -63,24 +63,27 @@ static int select_rows(struct rt__ch *ch, struct rt_buf *sql, bool built, struct
 int rt__ch_scan_liveness(struct rt_store *s, const char *service, int64_t from_ns,
                          int64_t to_ns, rt_store_liveness_cb cb, void *ud, struct rt_error *err)
 {
-    /* Polls within RT__CH_POLL_GAP_NS of each other form one segment, as in SQLite: a poll
-     * shortly before the window (after it) extends the instance's evidence to its start (end). */
+    /* Two polls at most rt_store_poll_gap_ns(the later one's poll interval) apart are one
+     * stretch, as SQLite's segments: a poll shortly before the window (after it) extends the
+     * instance's evidence to its start (end). Polls are read as far out as the longest gap. */
     struct rt_buf sql, out;
     rt_buf_init(&sql, 0);
     rt_buf_init(&out, 0);
-    long long f = from_ns, t = to_ns, gap = RT__CH_POLL_GAP_NS;
+    long long f = from_ns, t = to_ns, margin = rt_store_poll_gap_ns(RT_POLL_INTERVAL_MAX_S);
     bool ok = !rt_buf_printf(&sql,
                              "SELECT instance, countIf(at_ns >= %lld AND at_ns < %lld), "
                              "minIf(at_ns, at_ns >= %lld AND at_ns < %lld), "
                              "maxIf(at_ns, at_ns >= %lld AND at_ns < %lld), "
+                             "argMinIf(poll_interval_s, at_ns, at_ns >= %lld AND at_ns < %lld), "
                              "countIf(at_ns < %lld), maxIf(at_ns, at_ns < %lld), "
-                             "countIf(at_ns >= %lld), minIf(at_ns, at_ns >= %lld) "
+                             "countIf(at_ns >= %lld), minIf(at_ns, at_ns >= %lld), "
+                             "argMinIf(poll_interval_s, at_ns, at_ns >= %lld) "
                              "FROM instance_events WHERE kind = 2 AND service = ",
-                             f, t, f, t, f, t, f, f, t, t) &&
+                             f, t, f, t, f, t, f, t, f, f, t, t, t) &&
               !rt__ch_quote_cstr(&sql, service) &&
               !rt_buf_printf(&sql, " AND at_ns >= %lld AND at_ns < %lld GROUP BY instance "
                                    "ORDER BY instance FORMAT RowBinary",
-                             f - gap, t + gap);
+                             f - margin, t + margin);
     int rc = select_rows(s->be, &sql, ok, &out, err);
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);
@@ -90,24 +93,26 @@ int rt__ch_scan_liveness(struct rt_store *s, const char *service, int64_t from_n
         size_t inst = rt__ch_strs_read(&strs, &r);
         uint64_t nin = rt__ch_rd_u64(&r);
         int64_t first = rt__ch_rd_i64(&r), last = rt__ch_rd_i64(&r);
+        int64_t first_gap = rt_store_poll_gap_ns(rt__ch_rd_i64(&r));
         uint64_t nbefore = rt__ch_rd_u64(&r);
         int64_t before = rt__ch_rd_i64(&r);
         uint64_t nafter = rt__ch_rd_u64(&r);
         int64_t after = rt__ch_rd_i64(&r);
+        int64_t after_gap = rt_store_poll_gap_ns(rt__ch_rd_i64(&r));
         if (r.bad) {
             rc = rt__ch_bad_response("a liveness query", err);
             break;
         }
         if (!nin) {
-            /* only polls around the window: one segment spans it when they are close */
-            if (!nbefore || !nafter || after - before > RT__CH_POLL_GAP_NS)
+            /* only polls around the window: one stretch spans it when they are close */
+            if (!nbefore || !nafter || after - before > after_gap)
                 continue;
             first = from_ns;
             last = to_ns - 1;
         } else {
-            if (nbefore && first - before <= RT__CH_POLL_GAP_NS)
+            if (nbefore && first - before <= first_gap)
                 first = from_ns;
-            if (nafter && after - last <= RT__CH_POLL_GAP_NS)
+            if (nafter && after - last <= after_gap)
                 last = to_ns - 1;
         }
         struct rt_liveness l = {rt__ch_strs_get(&strs, inst, false), first, last};

@@ -41,7 +41,8 @@ static void row_config(sqlite3_stmt *st, struct rt_service_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->enabled = sqlite3_column_int(st, 1) != 0;
     const char *type = rt__sqlite_text(st, 2);
-    if (type && (strcmp(type, "cpu") == 0 || strcmp(type, "wall") == 0))
+    enum rt_ptype t;
+    if (rt_ptype_parse(type, &t))
         strcpy(cfg->type, type);
     cfg->sampling_interval_us = sqlite3_column_int64(st, 3);
     cfg->upload_interval_s = sqlite3_column_int64(st, 4);
@@ -108,7 +109,7 @@ int rt__sqlite_put_polls(struct rt_store *s, const struct rt_poll *polls, size_t
         int64_t service_id = 0, instance_id = 0;
         if (rt__sqlite_service_id(db->w, p->service, now_ns, &service_id, err) ||
             poll_instance(db->w, service_id, p, &instance_id, err) ||
-            rt__sqlite_record_poll(db->w, instance_id, p->at_ns, err)) {
+            rt__sqlite_record_poll(db->w, instance_id, p->at_ns, p->poll_interval_s, err)) {
             rt__sqlite_rollback(db);
             return err->code;
         }

@@ -10,9 +10,6 @@
 
 #include "store_int.h"
 
-/* Gap after which a new poll starts a new liveness segment: 3 poll intervals of 10 s. */
-#define RT__SQLITE_POLL_GAP_NS (30LL * 1000000000LL)
-
 /* Profiles deleted per retention transaction. */
 #define RT__SQLITE_RETAIN_BATCH 10000
 
@@ -268,10 +265,11 @@ int rt__sqlite_instance_id(struct rt__sqlite_conn *w, int64_t service_id, const 
                            const struct rt_profile *p, int64_t seen_ns, int64_t *id,
                            struct rt_error *err);
 
-/* Records a poll at at_ns as liveness of instance_id: extends the instance's segment that
- * at_ns falls within RT__SQLITE_POLL_GAP_NS of, or starts one; inside a write transaction. */
+/* Records a poll at at_ns, of the poll interval poll_interval_s (s, 0 = unknown), as liveness
+ * of instance_id: extends the instance's segment that at_ns falls within
+ * rt_store_poll_gap_ns(poll_interval_s) of, or starts one; inside a write transaction. */
 int rt__sqlite_record_poll(struct rt__sqlite_conn *w, int64_t instance_id, int64_t at_ns,
-                           struct rt_error *err);
+                           int64_t poll_interval_s, struct rt_error *err);
 
 /* Test hook: caps the database at its current size so that any growth fails with SQLITE_FULL
  * (or lifts the cap with on = false). */

@@ -52,14 +52,14 @@ int rt__sqlite_instance_id(struct rt__sqlite_conn *w, int64_t service_id, const 
 }
 
 int rt__sqlite_record_poll(struct rt__sqlite_conn *w, int64_t instance_id, int64_t at_ns,
-                           struct rt_error *err)
+                           int64_t poll_interval_s, struct rt_error *err)
 {
     sqlite3_stmt *st = rt__sqlite_stmt(w, RT__SQL_POLL_FIND, err);
     if (!st)
         return err->code;
     sqlite3_bind_int64(st, 1, instance_id);
     sqlite3_bind_int64(st, 2, at_ns);
-    sqlite3_bind_int64(st, 3, RT__SQLITE_POLL_GAP_NS);
+    sqlite3_bind_int64(st, 3, rt_store_poll_gap_ns(poll_interval_s));
     int rc = sqlite3_step(st);
     int64_t seg = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_reset(st);
@@ -85,7 +85,7 @@ int rt__sqlite_put_poll(struct rt_store *s, const char *service, const char *ins
     int64_t service_id, instance_id;
     if (rt__sqlite_service_id(db->w, service, rt_time_now_ns(), &service_id, err) ||
         rt__sqlite_instance_id(db->w, service_id, instance, NULL, at_ns, &instance_id, err) ||
-        rt__sqlite_record_poll(db->w, instance_id, at_ns, err)) {
+        rt__sqlite_record_poll(db->w, instance_id, at_ns, 0, err)) {
         rt__sqlite_rollback(db);
         return err->code;
     }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "rt/str.h"
+#include "rt/timeutil.h"
 #include "store_int.h"
 
 #define DB_FILE "roottrace.db"
@@ -370,6 +371,15 @@ const char *rt_store_frame_name(struct rt_store *s, uint32_t frame_id)
     return dict_frame(s, frame_id);
 }
 
+int64_t rt_store_poll_gap_ns(int64_t poll_interval_s)
+{
+    if (poll_interval_s <= 0)
+        poll_interval_s = 10;
+    if (poll_interval_s > RT_POLL_INTERVAL_MAX_S)
+        poll_interval_s = RT_POLL_INTERVAL_MAX_S;
+    return 3 * poll_interval_s * RT_NS_PER_S;
+}
+
 int rt_store_put_poll(struct rt_store *s, const char *service, const char *instance,
                       int64_t at_ns, struct rt_error *err)
 {
@@ -475,7 +485,8 @@ static bool config_type_is_valid(const char type[8])
 {
     if (!memchr(type, '\0', 8))
         return false;
-    return !type[0] || strcmp(type, "cpu") == 0 || strcmp(type, "wall") == 0;
+    enum rt_ptype t;
+    return !type[0] || rt_ptype_parse(type, &t);
 }
 
 int rt_store_set_service_config(struct rt_store *s, const char *name,

@@ -231,6 +231,53 @@ static void test_polls_liveness(void)
     fixture_rmdir(dir);
 }
 
+/* The stretch follows the poll interval each poll was told (roottrace serve --poll-interval,
+ * 1-600 s): at 60 s, polls 60 s apart are one stretch to the window's edges. With the gap a
+ * constant 30 s, i60 read 60..240 of [30, 270) and the window between two polls read nobody
+ * (issue #15). */
+static void test_liveness_follows_the_poll_interval(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_error err = {0};
+    struct rt_poll polls[12];
+    for (int k = 0; k < 6; k++) {
+        /* i60 is told 60 s and polls every 60 s; i10 is told 10 s but polls every 60 s */
+        polls[2 * k] = (struct rt_poll){.service = "svc", .instance = "i60",
+                                        .poll_interval_s = 60, .at_ns = T0 + 60 * k * S};
+        polls[2 * k + 1] = (struct rt_poll){.service = "svc", .instance = "i10",
+                                            .poll_interval_s = 10, .at_ns = T0 + 60 * k * S};
+    }
+    CHECK_INT(rt_store_put_polls(s, polls, 12, &err), 0);
+    if (!fixture_clickhouse()) /* one segment for i60, one per poll for i10 */
+        CHECK_INT(count_rows(dir, "polls"), 7);
+
+    struct alive a = {0};
+    CHECK_INT(rt_store_scan_liveness(s, "svc", T0 + 30 * S, T0 + 270 * S, collect_alive, &a, &err),
+              0);
+    CHECK_INT(a.n, 2);
+    CHECK_STR(a.inst[0], "i10");
+    CHECK_INT(a.first[0], T0 + 60 * S);
+    CHECK_INT(a.last[0], T0 + 240 * S);
+    CHECK_STR(a.inst[1], "i60");
+    CHECK_INT(a.first[1], T0 + 30 * S);
+    CHECK_INT(a.last[1], T0 + 270 * S - 1);
+    /* a window between two polls: i60 alive throughout, i10 not seen */
+    memset(&a, 0, sizeof(a));
+    CHECK_INT(rt_store_scan_liveness(s, "svc", T0 + 70 * S, T0 + 110 * S, collect_alive, &a, &err),
+              0);
+    CHECK_INT(a.n, 1);
+    CHECK_STR(a.inst[0], "i60");
+    CHECK_INT(a.first[0], T0 + 70 * S);
+    CHECK_INT(a.last[0], T0 + 110 * S - 1);
+    /* the rule itself: three intervals, the default for an unknown one, capped at the longest */
+    CHECK_INT(rt_store_poll_gap_ns(60), 180 * S);
+    CHECK_INT(rt_store_poll_gap_ns(0), 30 * S);
+    CHECK_INT(rt_store_poll_gap_ns(100000), 3 * RT_POLL_INTERVAL_MAX_S * S);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
 static void test_retention(void)
 {
     SKIP_ON_CLICKHOUSE("ClickHouse retains by month partition (test_retention_months)");
@@ -301,6 +348,7 @@ int main(void)
     RUN(test_issues);
     RUN(test_services_instances);
     RUN(test_polls_liveness);
+    RUN(test_liveness_follows_the_poll_interval);
     RUN(test_retention);
     RUN(test_retention_batches);
     return TEST_DONE();
