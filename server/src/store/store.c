@@ -420,6 +420,14 @@ int rt_store_scan_liveness(struct rt_store *s, const char *service, int64_t from
     return s->ops->scan_liveness(s, service, from_ns, to_ns, cb, ud, err);
 }
 
+bool rt__store_observed_deploy(const struct rt_profile *p, int64_t now_ns, struct rt_deploy *d)
+{
+    if (!p->version)
+        return false;
+    *d = (struct rt_deploy){p->service, p->version, "observed", p->time_ns ? p->time_ns : now_ns};
+    return true;
+}
+
 int rt_store_put_deploy(struct rt_store *s, const struct rt_deploy *d, struct rt_error *err)
 {
     ERR_OR_LOCAL(err);
