@@ -42,7 +42,7 @@ KEY=$("$BIN" key create --scope ingest --name demo --server $URL --json |
 
 start_services() {   # $1 = release
     # V8's sampling profiler charges the samples of a function TurboFan inlined (or a loop it
-    # compiled on stack) to the caller, at random between runs (sdk/node/README.md, Limits):
+    # compiled on stack) to the caller, at random between runs (docs/sdk/node.md, Limits):
     # the demo turns both off so that the slowed function is named, not its caller.
     DEMO_VERSION=$1 ROOTTRACE_SERVER=$URL ROOTTRACE_KEY=$KEY PORT=0 \
         node --no-turbo-inlining --no-use-osr demo/node-service/src/server.js \

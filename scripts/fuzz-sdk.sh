@@ -6,8 +6,8 @@
 # node|java|php ...] (default 60 s, every SDK). docs/reliability.md says what each asserts.
 #
 # New crashers land where `make test` replays them: sdk/go/testdata/fuzz/FuzzXxx/ (Go
-# writes it), sdk/python/tests/fuzz_crashes/, sdk/node/test/fuzz_crashes/,
-# sdk/java/src/test/resources/fuzz_crashes/, sdk/php/tests/fuzz_crashes/. Exit status 1 when
+# writes it) and, for the others, sdk/testdata/config_fuzz/, which every SDK's suite
+# replays with one verdict per file. Exit status 1 when
 # any fuzzer found a failure; each log is kept in $FUZZ_LOG_DIR (default a temp dir).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +46,7 @@ fuzz_go() {
 
 fuzz_python() {
     local log=$LOGS/python.log rc corpus=$LOGS/python-corpus
-    local crashes=$REPO/sdk/python/tests/fuzz_crashes/
+    local crashes=$REPO/sdk/testdata/config_fuzz/
     if python3 -c 'import atheris' 2>/dev/null; then
         echo "== python: atheris on parse_config for ${SECONDS_EACH}s (log $log)"
         python3 sdk/python/fuzz/fuzz_config.py --write-seeds "$corpus" >"$log" 2>&1
@@ -71,7 +71,7 @@ fuzz_node() {
     (cd sdk/node && ROOTTRACE_CONFIG_FUZZ_SECONDS=$SECONDS_EACH $NICE node --test test/config_fuzz.test.js) >"$log" 2>&1
     rc=$?
     grep -E 'config fuzz|^# (pass|fail)' "$log"
-    result "node property loop" $rc "$(grep -o '[0-9]* cases' "$log" | tail -1) (crashers: sdk/node/test/fuzz_crashes/)"
+    result "node property loop" $rc "$(grep -o '[0-9]* cases' "$log" | tail -1) (crashers: sdk/testdata/config_fuzz/)"
 }
 
 fuzz_java() {
@@ -83,7 +83,7 @@ fuzz_java() {
     # Surefire keeps the test's own output in a file (pom.xml: redirectTestOutputToFile).
     cat sdk/java/target/surefire-reports/dev.roottrace.ConfigPropertyTest-output.txt >>"$log" 2>/dev/null
     grep -E 'config fuzz|Tests run:.*Fail' "$log" | sed 's/\x1b\[[0-9;]*m//g' | head -3
-    result "java property loop" $rc "$(grep -o '[0-9]* cases' "$log" | tail -1) (crashers: sdk/java/src/test/resources/fuzz_crashes/)"
+    result "java property loop" $rc "$(grep -o '[0-9]* cases' "$log" | tail -1) (crashers: sdk/testdata/config_fuzz/)"
 }
 
 fuzz_php() {
@@ -93,7 +93,7 @@ fuzz_php() {
         -c sdk/php/phpunit.xml.dist --filter testSeededHostileBodiesKeepTheInvariants >"$log" 2>&1
     rc=$?
     grep -E 'config fuzz|^OK|FAILURES' "$log"
-    result "php property loop" $rc "$(grep -o '[0-9]* cases' "$log" | tail -1) (crashers: sdk/php/tests/fuzz_crashes/)"
+    result "php property loop" $rc "$(grep -o '[0-9]* cases' "$log" | tail -1) (crashers: sdk/testdata/config_fuzz/)"
 }
 
 for sdk in $WHICH; do

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Clamp bounds. Whatever the server says, these hold: a spoofed or broken control plane
@@ -213,6 +214,11 @@ func parseConfig(body []byte, lim limits, headerETag string) (remoteConfig, erro
 	if raw, ok := obj["type"]; ok {
 		if json.Unmarshal(raw, &c.ptype) != nil || bytes.Equal(raw, []byte("null")) {
 			return c, configErrorf("type is not a string")
+		}
+		// encoding/json turns a lone surrogate (or invalid UTF-8) into U+FFFD: refused, as
+		// every SDK does (sdk/testdata/config_fuzz/invalid-lone-surrogate-*)
+		if strings.ContainsRune(c.ptype, utf8.RuneError) {
+			return c, configErrorf("type is not valid Unicode (a lone surrogate)")
 		}
 	}
 	if c.etag = unquoteETag(headerETag); !validETag(c.etag) {

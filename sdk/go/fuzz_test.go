@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -118,6 +120,36 @@ func checkConfigInvariants(t *testing.T, body []byte, header string) {
 	// Every etag kept can be sent back: at most 256 printable ASCII characters but '"'.
 	if len(c.etag) > 256 || strings.IndexFunc(c.etag, func(r rune) bool { return r < 0x21 || r > 0x7e || r == '"' }) >= 0 {
 		t.Fatalf("etag %q cannot be sent back", c.etag)
+	}
+}
+
+// TestSharedFuzzInputs replays sdk/testdata/config_fuzz/, the corpus the five SDKs share: one
+// verdict per file, an invalid-* body refused (profiling off), any other keeping the
+// invariants.
+func TestSharedFuzzInputs(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "config_fuzz")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if e.Name() == "README.md" {
+			continue
+		}
+		body, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		checkConfigInvariants(t, body, "")
+		if _, err := parseConfig(body, defaultLimits(), ""); strings.HasPrefix(e.Name(), "invalid-") &&
+			!errors.Is(err, errConfig) {
+			t.Errorf("%s: want refused (profiling off), got %v", e.Name(), err)
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s holds no inputs", dir)
 	}
 }
 

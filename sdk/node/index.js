@@ -1,5 +1,5 @@
 'use strict';
-// @roottrace/node: continuous CPU profiling of a Node service for RootTrace (see README.md).
+// @roottrace/node: continuous CPU profiling of a Node service for RootTrace (docs/sdk/node.md).
 
 const { Profiler } = require('./lib/profiler');
 

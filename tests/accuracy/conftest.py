@@ -27,7 +27,7 @@ Server = integration_conftest().Server
 WORKLOADS = os.path.join(HERE, "workloads")
 HOURS_PER_MONTH = 730
 UPLOAD_INTERVAL_S = 10
-# V8 charges the samples of inlined and OSR-compiled code to the caller (sdk/node/README.md,
+# V8 charges the samples of inlined and OSR-compiled code to the caller (docs/sdk/node.md,
 # Limits): without these flags burnHot's self time could read as tick's.
 NODE_FLAGS = ["--no-turbo-inlining", "--no-use-osr"]
 

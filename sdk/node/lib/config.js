@@ -35,6 +35,8 @@ const CONFIG_MAX_BYTES = 64 * 1024;
 // the SDK would stay off for good.
 const ETAG_MAX_LEN = 256;
 const ETAG_RE = /^[\x21\x23-\x7e]*$/;
+// A UTF-16 surrogate without its pair (String.prototype.isWellFormed is Node 20+).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** True when v can be sent back as a poll's etag (see ETAG_MAX_LEN). */
 function validEtag(v) {
@@ -89,6 +91,10 @@ function validateConfig(obj) {
   const config = { enabled: obj.enabled, type: DEFAULTS.type, etag: null };
   if ('type' in obj) {
     if (typeof obj.type !== 'string') return { ok: false, reason: 'type is not a string' };
+    // as every SDK (sdk/testdata/config_fuzz/invalid-lone-surrogate-*)
+    if (LONE_SURROGATE.test(obj.type)) {
+      return { ok: false, reason: 'type is not valid Unicode (a lone surrogate)' };
+    }
     config.type = obj.type;
   }
   for (const [name, [lo, hi, integral]] of Object.entries(NUMERIC_FIELDS)) {

@@ -1,9 +1,9 @@
 'use strict';
-// Another inspector session profiling in the same process (README "Another profiler in the
-// process"). Node 20: each session's Profiler domain has its own V8 CpuProfiler with its own
-// sampling thread and interval, so both profiles get samples, neither's
-// setSamplingInterval changes the other's, and the SDK disposing of its profiler at every
-// rotation leaves the other one running.
+// Another inspector session profiling in the same process (docs/sdk/node.md, "Another
+// profiler in the process"). Node 20: each session's Profiler domain has its own V8
+// CpuProfiler with its own sampling thread and interval, so both profiles get samples,
+// neither's setSamplingInterval changes the other's, and the SDK disposing of its profiler at
+// every rotation leaves the other one running.
 
 const test = require('node:test');
 const assert = require('node:assert');
@@ -12,7 +12,7 @@ const { Profiler } = require('../lib/profiler');
 const { startFake, defaultConfig, until, sleep, KEY } = require('../test_support/fake_control_plane');
 
 // One burning function per test: code a previous test made hot can be charged to its
-// caller by a later profiler (README, Limits: V8 and on-stack replacement).
+// caller by a later profiler (docs/sdk/node.md, Limits: V8 and on-stack replacement).
 async function burnFirst(ms) {
   const end = performance.now() + ms;
   while (performance.now() < end) {

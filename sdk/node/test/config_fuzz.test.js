@@ -5,9 +5,9 @@
 // returns {ok: false} (profiling off) or a config whose every bound lies within the compiled
 // clamps; it is enabled only when the body is a JSON object whose "enabled" is true; the
 // same body gives the same answer; a generated body with a known outcome gets exactly it.
-// Saved inputs in test/fuzz_crashes/ are replayed. ROOTTRACE_CONFIG_FUZZ_SECONDS=N runs
-// for N seconds from a random seed instead (scripts/fuzz-sdk.sh), saving a failing body in
-// test/fuzz_crashes/.
+// Saved inputs in sdk/testdata/config_fuzz/ are replayed. ROOTTRACE_CONFIG_FUZZ_SECONDS=N
+// runs for N seconds from a random seed instead (scripts/fuzz-sdk.sh), saving a failing body
+// there.
 
 const test = require('node:test');
 const assert = require('node:assert');
@@ -15,7 +15,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const config = require('../lib/config');
 
-const CRASHES = path.join(__dirname, 'fuzz_crashes');
+const CRASHES = path.join(__dirname, '..', '..', 'testdata', 'config_fuzz'); // shared by the five SDKs
 const CASES = 4000; // a second or two here
 const NUMERIC = {
   sampling_interval_us: [config.SAMPLING_INTERVAL_MIN_US, config.SAMPLING_INTERVAL_MAX_US, true],
@@ -106,6 +106,9 @@ function expectOf(pairs) {
   if (typeof obj.get('enabled') !== 'boolean') return 'invalid';
   for (const k of ['type', 'etag']) if (obj.has(k) && typeof obj.get(k) !== 'string') return 'invalid';
   if (obj.has('etag') && !sendable(obj.get('etag'))) return 'invalid'; // refused by the server later
+  // a lone surrogate is not Unicode: refused in every SDK (sdk/testdata/config_fuzz/)
+  const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+  if (obj.has('type') && lone.test(obj.get('type'))) return 'invalid';
   for (const k of Object.keys(NUMERIC)) {
     const v = obj.get(k);
     if (obj.has(k) && typeof v !== 'number' && !(v && v.kind === 'overflow')) return 'invalid';
@@ -236,6 +239,6 @@ test('seeded hostile config bodies keep the invariants', (t) => {
 
 test('saved fuzz inputs keep the invariants', () => {
   const names = fs.readdirSync(CRASHES).filter((f) => f !== 'README.md');
-  assert.ok(names.length > 0, 'test/fuzz_crashes/ holds the regression inputs');
+  assert.ok(names.length > 0, 'sdk/testdata/config_fuzz/ holds the regression inputs');
   for (const f of names) check(fs.readFileSync(path.join(CRASHES, f)), f.startsWith('invalid-') ? 'invalid' : 'unknown');
 });

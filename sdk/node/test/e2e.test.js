@@ -82,7 +82,7 @@ function runApp(args, { timeoutMs, onLine } = {}) {
   return new Promise((resolve, reject) => {
     // V8 (11.3, Node 20) charges samples to the caller when the hot function runs inlined, or
     // in on-stack-replacement code compiled while no profiler was alive (then the whole
-    // burn reads as `main`; measured, nondeterministic: see README "Limits"). This test is
+    // burn reads as `main`; measured, nondeterministic: see docs/sdk/node.md "Limits"). This test is
     // about the SDK and the server, not V8's JIT, so the child runs without either.
     const child = spawn(process.execPath, ['--no-turbo-inlining', '--no-use-osr', APP, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],

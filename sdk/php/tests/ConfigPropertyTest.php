@@ -5,9 +5,9 @@
 // ConfigError (profiling off) and nothing else, or returns a config whose every bound lies
 // within the compiled clamps; it is enabled only when the body is a JSON object whose
 // "enabled" is true; the same body gives the same answer; a generated body with a known
-// outcome gets exactly it. Saved inputs in tests/fuzz_crashes/ are replayed.
+// outcome gets exactly it. Saved inputs in sdk/testdata/config_fuzz/ are replayed.
 // ROOTTRACE_CONFIG_FUZZ_SECONDS=N runs for N seconds from a random seed instead
-// (scripts/fuzz-sdk.sh), saving a failing body in tests/fuzz_crashes/.
+// (scripts/fuzz-sdk.sh), saving a failing body in sdk/testdata/config_fuzz/.
 declare(strict_types=1);
 
 use PHPUnit\Framework\TestCase;
@@ -311,7 +311,7 @@ final class ConfigPropertyTest extends TestCase
             } catch (\Throwable $e) {
                 $saved = '';
                 if ($deadline !== null) {
-                    $saved = __DIR__ . "/fuzz_crashes/crash-seed$seed-case$i";
+                    $saved = __DIR__ . "/../../testdata/config_fuzz/crash-seed$seed-case$i";
                     file_put_contents($saved, $body);
                     $saved = " (body saved in $saved)";
                 }
@@ -342,10 +342,10 @@ final class ConfigPropertyTest extends TestCase
 
     public function testSavedFuzzInputsKeepTheInvariants(): void
     {
-        $files = array_values(array_diff(scandir(__DIR__ . '/fuzz_crashes'), ['.', '..', 'README.md']));
+        $files = array_values(array_diff(scandir(__DIR__ . '/../../testdata/config_fuzz'), ['.', '..', 'README.md']));
         $this->assertNotEmpty($files);
         foreach ($files as $f) {
-            $this->check(file_get_contents(__DIR__ . '/fuzz_crashes/' . $f),
+            $this->check(file_get_contents(__DIR__ . '/../../testdata/config_fuzz/' . $f),
                 str_starts_with($f, 'invalid-') ? 'invalid' : 'unknown');
         }
     }

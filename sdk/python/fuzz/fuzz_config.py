@@ -1,8 +1,8 @@
 """Coverage-guided fuzzing of parse_config with atheris (libFuzzer): each input is a raw
 config body, checked against the invariants of tests/config_fuzz.py (DESIGN §5). Run by
 scripts/fuzz-sdk.sh, which passes -max_total_time, a seed corpus and
--artifact_prefix=sdk/python/tests/fuzz_crashes/ so that a crasher lands where
-test_config_fuzz.py replays it. Usage: python3 fuzz_config.py [libFuzzer flags] [corpus dir]"""
+-artifact_prefix=sdk/testdata/config_fuzz/ so that a crasher lands where every
+SDK's suite replays it. Usage: python3 fuzz_config.py [libFuzzer flags] [corpus dir]"""
 import os
 import sys
 

@@ -261,7 +261,7 @@ def cases(seed: int, n: int):
 
 def main() -> int:
     """Time-budgeted loop (scripts/fuzz-sdk.sh without atheris): generated cases from a
-    random seed for $ROOTTRACE_CONFIG_FUZZ_SECONDS; a failing body is saved in fuzz_crashes/."""
+    random seed for $ROOTTRACE_CONFIG_FUZZ_SECONDS; a failing body is saved in sdk/testdata/config_fuzz/."""
     seconds = float(os.environ.get("ROOTTRACE_CONFIG_FUZZ_SECONDS", "60"))
     seed = int(os.environ.get("ROOTTRACE_CONFIG_FUZZ_SEED") or random.randrange(2 ** 31))
     rng = random.Random(seed)
@@ -273,8 +273,8 @@ def main() -> int:
             try:
                 check(body, header, expect)
             except Exception as e:  # noqa: BLE001
-                path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_crashes",
-                                    "crash-seed%d-case%d" % (seed, n))
+                path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "testdata", "config_fuzz", "crash-seed%d-case%d" % (seed, n))
                 with open(path, "wb") as f:
                     f.write(body)
                 print("seed %d, case %d, header %r: %s: %s (body saved in %s)" % (

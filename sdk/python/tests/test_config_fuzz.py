@@ -1,10 +1,12 @@
 """Property test of parse_config (DESIGN §5) on seeded hostile bodies (config_fuzz.py), and
-a replay of every input the fuzzer saved in fuzz_crashes/ (each file a raw body)."""
+a replay of every input the fuzzer saved in sdk/testdata/config_fuzz/ (each file a raw body)."""
 import os
 
 import config_fuzz
 
-CRASHES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_crashes")
+# shared by the five SDKs: one verdict per file
+CRASHES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testdata",
+                       "config_fuzz")
 # Cases per run: a few seconds here; scripts/fuzz-sdk.sh runs the same check far longer.
 N_CASES = int(os.environ.get("ROOTTRACE_CONFIG_FUZZ_CASES", "5000"))
 
@@ -25,11 +27,11 @@ def test_generated_hostile_bodies_keep_the_invariants():
 
 def test_saved_fuzz_inputs_keep_the_invariants():
     names = sorted(f for f in os.listdir(CRASHES) if f != "README.md")
-    assert names, "fuzz_crashes/ holds at least the regression inputs"
+    assert names, "sdk/testdata/config_fuzz/ holds at least the regression inputs"
     for name in names:
         with open(os.path.join(CRASHES, name), "rb") as f:
             body = f.read()
         try:
             config_fuzz.check(body, None, "invalid" if name.startswith("invalid-") else "unknown")
         except Exception as e:  # noqa: BLE001
-            raise AssertionError("fuzz_crashes/%s: %s: %s" % (name, type(e).__name__, e)) from e
+            raise AssertionError("sdk/testdata/config_fuzz/%s: %s: %s" % (name, type(e).__name__, e)) from e

@@ -100,6 +100,14 @@ int rt_profile_add_stack_ids(struct rt_profile *p, const uint32_t *ids, size_t d
  * store). */
 uint64_t rt_profile_content_hash(const struct rt_profile *p);
 
+/* The weight of a profile starting at start_ns for duration_ns in the window [from_ns, to_ns)
+ * (DESIGN §6): its overlap with the window over its duration, in [0, 1]; a profile without a
+ * positive duration weighs 1 when its start is inside, else 0. The one statement of the rule:
+ * the query layer applies it to scanned rows, and ClickHouse's window SQL
+ * (clickhouse_window.c) is checked against it on random windows (test_window_rule.c). */
+double rt_profile_window_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns,
+                                int64_t to_ns);
+
 /* Sets a string field (e.g. &p->service) to a copy of s (NULL clears). Returns 0 or RT_ENOMEM. */
 int rt_profile_set_str(char **field, const char *s);
 

@@ -33,6 +33,11 @@ bool rt_store_uri_is_remote(const char *uri);
  * written as ***: for logs and messages. */
 void rt_store_uri_redacted(const char *uri, char *out, size_t n);
 
+/* For a store opened from a data directory (uri neither sqlite:PATH nor remote): logs a
+ * warning for the directory (wanted 0700) and its database file (0600) when group or others
+ * may read them. The store creates them so, but keeps the mode of what already existed. */
+void rt_store_warn_open_modes(const char *uri);
+
 /* Whether the store answers now (/healthz): 0, or RT_EIO with the reason (a ClickHouse that
  * does not answer SELECT 1 within 2 s). A local store always answers. */
 int rt_store_ping(struct rt_store *s, struct rt_error *err);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -24,16 +23,6 @@ static void raise_nofile(void)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-}
-
-/* Warns when path (the data directory or its database) is open to group or others: the
- * server creates them 0700 and 0600, but keeps the mode of what already existed. */
-static void warn_if_open(const char *path, const char *what, unsigned want)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && (st.st_mode & 077))
-        rt_log(RT_LOG_WARN, "%s %s has mode %03o: group and others can read it (chmod %03o)",
-               what, path, (unsigned)(st.st_mode & 0777), want);
 }
 
 /* A stop that takes longer than this (the server's 5 s grace for uploads, then whatever a
@@ -97,12 +86,7 @@ int rt__cli_serve(int argc, char **argv)
         fprintf(stderr, "roottrace: cannot open the store in %s: %s\n", where, err.msg);
         return 1;
     }
-    if (!rt_store_uri_is_remote(c.data) && strncmp(c.data, "sqlite:", 7) != 0) {
-        char db[4096];
-        snprintf(db, sizeof(db), "%s/roottrace.db", c.data);
-        warn_if_open(c.data, "the data directory", 0700);
-        warn_if_open(db, "the database", 0600);
-    }
+    rt_store_warn_open_modes(c.data);
     int64_t poll_ns;
     if (rt_duration_parse(rt__cli_opt(&c, "poll-interval", "10s"), &poll_ns) ||
         poll_ns < RT_NS_PER_S || poll_ns > RT_POLL_INTERVAL_MAX_S * RT_NS_PER_S) {

@@ -1,6 +1,7 @@
 /* The profile model: metadata plus samples aggregated by stack. Identical stacks merge through
  * an open-addressing table over the concatenated frame ids; deep stacks are truncated at the
  * root side (DESIGN §4). This is the hot path of ingest. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,4 +209,19 @@ int rt_profile_add_stack(struct rt_profile *p, const struct rt_str *frames, size
     if (rc == 0 && first)
         p->truncated_stacks++;
     return rc;
+}
+
+double rt_profile_window_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns,
+                                int64_t to_ns)
+{
+    if (duration_ns <= 0)
+        return start_ns >= from_ns && start_ns < to_ns ? 1.0 : 0.0;
+    int64_t end = start_ns > INT64_MAX - duration_ns ? INT64_MAX : start_ns + duration_ns;
+    int64_t lo = start_ns > from_ns ? start_ns : from_ns;
+    int64_t hi = end < to_ns ? end : to_ns;
+    if (hi <= lo)
+        return 0.0;
+    if (lo == start_ns && hi == end)
+        return 1.0;
+    return (double)(hi - lo) / (double)duration_ns;
 }

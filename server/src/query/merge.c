@@ -19,7 +19,7 @@ static int merge_cb(void *ud, const struct rt_profile_meta *m, const struct rt_s
 {
     struct merge_meta *mm = ud;
     const struct rt__query_win *w = &mm->c->win[0];
-    double weight = rt__query_weight(m->time_ns, m->duration_ns, w->from_ns, w->to_ns);
+    double weight = rt_profile_window_weight(m->time_ns, m->duration_ns, w->from_ns, w->to_ns);
     if (!(weight > 0))
         return 0;
     int rc = rt__query_add_profile(mm->c, 0, m, rows, nrows);

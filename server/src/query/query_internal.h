@@ -196,10 +196,6 @@ struct rt__query_ctx {
     bool finished;
 };
 
-/* Weight of a profile in [from, to): overlap / duration; a profile without a positive
- * duration weighs 1 when its start is inside (DESIGN §6). */
-double rt__query_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns, int64_t to_ns);
-
 void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum rt_ptype type,
                         int nwin);
 void rt__query_ctx_cleanup(struct rt__query_ctx *c);

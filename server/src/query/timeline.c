@@ -43,7 +43,7 @@ static void add_profile(struct timeline *t, const struct rt_profile_meta *m, dou
     }
     for (size_t k = lo; k < t->n; k++) {
         struct bucket *b = &t->b[k];
-        double w = rt__query_weight(m->time_ns, m->duration_ns, b->from_ns, b->to_ns);
+        double w = rt_profile_window_weight(m->time_ns, m->duration_ns, b->from_ns, b->to_ns);
         if (!(w > 0))
             break; /* buckets are contiguous and at least 1 ns: past the profile's end */
         b->profiles++;

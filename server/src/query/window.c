@@ -9,20 +9,6 @@
 #include "rt/buf.h"
 #include "rt/producer.h"
 
-double rt__query_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns, int64_t to_ns)
-{
-    if (duration_ns <= 0)
-        return start_ns >= from_ns && start_ns < to_ns ? 1.0 : 0.0;
-    int64_t end = start_ns > INT64_MAX - duration_ns ? INT64_MAX : start_ns + duration_ns;
-    int64_t lo = start_ns > from_ns ? start_ns : from_ns;
-    int64_t hi = end < to_ns ? end : to_ns;
-    if (hi <= lo)
-        return 0.0;
-    if (lo == start_ns && hi == end)
-        return 1.0;
-    return (double)(hi - lo) / (double)duration_ns;
-}
-
 static int store_stack(void *ud, uint32_t id, const uint32_t **frames, size_t *depth)
 {
     return rt_store_stack(ud, id, frames, depth);
@@ -257,7 +243,7 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
                           const struct rt_store_row *rows, size_t nrows)
 {
     struct rt__query_win *w = &c->win[k];
-    double weight = rt__query_weight(m->time_ns, m->duration_ns, w->from_ns, w->to_ns);
+    double weight = rt_profile_window_weight(m->time_ns, m->duration_ns, w->from_ns, w->to_ns);
     if (!(weight > 0))
         return 0;
     uint32_t inst;

@@ -205,7 +205,8 @@ static int dedup_key(const struct rt_profile *p, int64_t id, struct rt_buf *key)
 /* Queues an observed deploy when p's service reports p's version for the first time. */
 static int observe_version(struct put_ctx *c, const struct rt_profile *p, struct rt_error *err)
 {
-    if (!p->version)
+    struct rt_deploy d;
+    if (!rt__store_observed_deploy(p, c->now_ns, &d))
         return 0;
     struct rt_buf sql, out;
     rt_buf_init(&sql, 0);
@@ -229,9 +230,9 @@ static int observe_version(struct put_ctx *c, const struct rt_profile *p, struct
     }
     if (!rc && !seen &&
         (rt__ch_w_cstr(&c->versions, p->service) || rt__ch_w_cstr(&c->versions, p->version) ||
-         rt__ch_w_i64(&c->versions, c->now_ns) || rt__ch_w_cstr(&c->deploys, p->service) ||
-         rt__ch_w_cstr(&c->deploys, p->version) || rt__ch_w_cstr(&c->deploys, "observed") ||
-         rt__ch_w_i64(&c->deploys, p->time_ns ? p->time_ns : c->now_ns) ||
+         rt__ch_w_i64(&c->versions, c->now_ns) || rt__ch_w_cstr(&c->deploys, d.service) ||
+         rt__ch_w_cstr(&c->deploys, d.version) || rt__ch_w_cstr(&c->deploys, d.source) ||
+         rt__ch_w_i64(&c->deploys, d.at_ns) ||
          rt__ch_w_i64(&c->deploys, rt__ch_new_id())))
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
     rt_buf_cleanup(&sql);

@@ -20,9 +20,10 @@
 #define ONE_THREAD " SETTINGS max_threads = 1, max_block_size = 128 FORMAT RowBinary"
 
 /* Appends the subquery of the filter's profiles, deduplicated, each with its weight w
- * (rt__query_weight in SQL, DESIGN §6), ordered by time; it selects cols, expressions of the
- * profiles' columns and w. (18.16 finds a column that a lambda alone uses only when the
- * lambda is at the level of the WHERE that uses it: hence cols here, not a level above.)
+ * (rt_profile_window_weight in SQL, DESIGN §6; test_window_rule.c checks the two agree),
+ * ordered by time; it selects cols, expressions of the profiles' columns and w. (18.16 finds
+ * a column that a lambda alone uses only when the lambda is at the level of the WHERE that
+ * uses it: hence cols here, not a level above.)
  * Sorted once: on one thread the filter w > 0 keeps the sorted stream's order, so a second
  * ORDER BY of the whole rows (arrays included) would only copy them again. */
 static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const char *cols)

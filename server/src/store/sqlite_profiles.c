@@ -228,7 +228,8 @@ static int find_duplicate(struct put_ctx *c, const struct rt_profile *p,
 static int observe_version(struct put_ctx *c, const struct rt_profile *p, int64_t service_id,
                            struct rt_error *err)
 {
-    if (!p->version)
+    struct rt_deploy d;
+    if (!rt__store_observed_deploy(p, c->now_ns, &d))
         return 0;
     sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_VERSION_SEEN, err);
     if (!st)
@@ -244,10 +245,10 @@ static int observe_version(struct put_ctx *c, const struct rt_profile *p, int64_
         return 0;
     if (!(st = rt__sqlite_stmt(c->w, RT__SQL_DEPLOY_ADD, err)))
         return err->code;
-    sqlite3_bind_text(st, 1, p->service, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, p->version, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, p->time_ns ? p->time_ns : c->now_ns);
-    sqlite3_bind_text(st, 4, "observed", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, d.service, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, d.version, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, d.at_ns);
+    sqlite3_bind_text(st, 4, d.source, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rt/log.h"
 #include "rt/str.h"
 #include "rt/timeutil.h"
 #include "store_int.h"
@@ -134,6 +135,25 @@ out_free_store:
 out_free_path:
     free(path);
     return NULL;
+}
+
+/* Warns when path is open to group or others (want: the mode it should have). */
+static void warn_if_open(const char *path, const char *what, unsigned want)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & 077))
+        rt_log(RT_LOG_WARN, "%s %s has mode %03o: group and others can read it (chmod %03o)",
+               what, path, (unsigned)(st.st_mode & 0777), want);
+}
+
+void rt_store_warn_open_modes(const char *uri)
+{
+    if (!uri || rt_store_uri_is_remote(uri) || strncmp(uri, "sqlite:", 7) == 0)
+        return;
+    char db[4096];
+    snprintf(db, sizeof(db), "%s/%s", uri, DB_FILE);
+    warn_if_open(uri, "the data directory", 0700);
+    warn_if_open(db, "the database", 0600);
 }
 
 bool rt_store_uri_is_remote(const char *uri)
@@ -398,6 +418,14 @@ int rt_store_scan_liveness(struct rt_store *s, const char *service, int64_t from
     if (from_ns >= to_ns)
         return 0;
     return s->ops->scan_liveness(s, service, from_ns, to_ns, cb, ud, err);
+}
+
+bool rt__store_observed_deploy(const struct rt_profile *p, int64_t now_ns, struct rt_deploy *d)
+{
+    if (!p->version)
+        return false;
+    *d = (struct rt_deploy){p->service, p->version, "observed", p->time_ns ? p->time_ns : now_ns};
+    return true;
 }
 
 int rt_store_put_deploy(struct rt_store *s, const struct rt_deploy *d, struct rt_error *err)

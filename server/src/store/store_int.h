@@ -109,6 +109,12 @@ struct rt__store_dict {
     size_t cap_stack_by_id;
 };
 
+/* The observed deploy profile p makes when its service reports p's version for the first
+ * time (DESIGN §6): {service, version, "observed", at p's start, or now_ns when it has none}.
+ * False when p names no version. The rule's one place: each backend only answers whether
+ * the version is new for the service (in its own transaction or round). */
+bool rt__store_observed_deploy(const struct rt_profile *p, int64_t now_ns, struct rt_deploy *d);
+
 void rt__store_dict_init(struct rt__store_dict *d, bool by_id);
 void rt__store_dict_cleanup(struct rt__store_dict *d);
 

@@ -4,7 +4,7 @@
 // and over for 70 ms of wall time, so the thread alternates a burst of CPU with an idle event
 // loop; on a busy host, or under a CPU quota, the burst gets less than 70 ms of CPU. The
 // period is long enough that the timer's own cost per tick stays small next to the burst.
-// Run with --no-turbo-inlining --no-use-osr (sdk/node/README.md, Limits).
+// Run with --no-turbo-inlining --no-use-osr (docs/sdk/node.md, Limits).
 // Usage: node burn_hot.js SDK_DIR SERVER KEY SERVICE RUN_S
 // Events (harness.js), and after every burst {"event":"burn","t":...,"burn_ms":...,
 // "burn_cpu_ms":...}: the wall time and the CPU time (process.cpuUsage(): the other threads

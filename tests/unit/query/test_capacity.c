@@ -113,12 +113,12 @@ static void test_instance_mid_window(void)
 static void test_straddling(void)
 {
     struct rt__query_prof ps[11];
-    double w = rt__query_weight(-30 * S, 60 * S, 0, 600 * S);
+    double w = rt_profile_window_weight(-30 * S, 60 * S, 0, 600 * S);
     CHECK_NEAR(w, 0.5, REL);
     ps[0] = prof(0, -30, 60, 6 * w);
     for (int i = 0; i < 9; i++)
         ps[1 + i] = prof(0, 30 + 60.0 * i, 60, 6);
-    ps[10] = prof(0, 570, 60, 6 * rt__query_weight(570 * S, 60 * S, 0, 600 * S));
+    ps[10] = prof(0, 570, 60, 6 * rt_profile_window_weight(570 * S, 60 * S, 0, 600 * S));
     struct rt__query_cap c = run(ps, 11, NULL, 0, 1, NULL);
     CHECK_NEAR(c.cpu_s, 60.0, REL);
     CHECK_NEAR(c.profiled_s, 600.0, REL);

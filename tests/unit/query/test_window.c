@@ -21,18 +21,20 @@ static void add(struct rt__query_ctx *c, struct fake *f, const char *inst, int64
     CHECK_INT(fake_add(c, f, 0, &m, rows, n), 0);
 }
 
+#define W rt_profile_window_weight
+
 static void test_weight(void)
 {
-    CHECK_NEAR(rt__query_weight(0, 60 * S_NS, 0, 600 * S_NS), 1.0, REL);
-    CHECK_NEAR(rt__query_weight(-30 * S_NS, 60 * S_NS, 0, 600 * S_NS), 0.5, REL);
-    CHECK_NEAR(rt__query_weight(590 * S_NS, 40 * S_NS, 0, 600 * S_NS), 0.25, REL);
-    CHECK_NEAR(rt__query_weight(-60 * S_NS, 60 * S_NS, 0, 600 * S_NS), 0.0, REL); /* ends at from */
-    CHECK_NEAR(rt__query_weight(600 * S_NS, 60 * S_NS, 0, 600 * S_NS), 0.0, REL); /* half-open */
-    CHECK_NEAR(rt__query_weight(-100 * S_NS, 1000 * S_NS, 0, 600 * S_NS), 0.6, REL);
-    CHECK_NEAR(rt__query_weight(5 * S_NS, -1, 0, 600 * S_NS), 1.0, REL);  /* unknown: start in */
-    CHECK_NEAR(rt__query_weight(5 * S_NS, 0, 0, 600 * S_NS), 1.0, REL);
-    CHECK_NEAR(rt__query_weight(600 * S_NS, -1, 0, 600 * S_NS), 0.0, REL);
-    CHECK_NEAR(rt__query_weight(-1, -1, 0, 600 * S_NS), 0.0, REL);
+    CHECK_NEAR(W(0, 60 * S_NS, 0, 600 * S_NS), 1.0, REL);
+    CHECK_NEAR(W(-30 * S_NS, 60 * S_NS, 0, 600 * S_NS), 0.5, REL);
+    CHECK_NEAR(W(590 * S_NS, 40 * S_NS, 0, 600 * S_NS), 0.25, REL);
+    CHECK_NEAR(W(-60 * S_NS, 60 * S_NS, 0, 600 * S_NS), 0.0, REL); /* ends at from */
+    CHECK_NEAR(W(600 * S_NS, 60 * S_NS, 0, 600 * S_NS), 0.0, REL); /* half-open */
+    CHECK_NEAR(W(-100 * S_NS, 1000 * S_NS, 0, 600 * S_NS), 0.6, REL);
+    CHECK_NEAR(W(5 * S_NS, -1, 0, 600 * S_NS), 1.0, REL);  /* unknown: start in */
+    CHECK_NEAR(W(5 * S_NS, 0, 0, 600 * S_NS), 1.0, REL);
+    CHECK_NEAR(W(600 * S_NS, -1, 0, 600 * S_NS), 0.0, REL);
+    CHECK_NEAR(W(-1, -1, 0, 600 * S_NS), 0.0, REL);
 }
 
 /* Window [0, 600): a profile [-30, 30) with 100 samples of a (1 s) weighs 1/2; one at

@@ -79,7 +79,7 @@ static size_t fixture_ch_body(char *p, size_t size, size_t n, void *ud)
 }
 
 /* One integer from sql run on the ClickHouse database of dir (-1 on failure). */
-static int64_t fixture_ch_int(const char *dir, const char *sql)
+static inline int64_t fixture_ch_int(const char *dir, const char *sql)
 {
     char db[128], url[512], out[256] = "";
     fixture_dbname(dir, db, sizeof(db));
@@ -175,7 +175,8 @@ static int fixture_put(struct rt_store *s, struct rt_profile *p, struct rt_store
 }
 
 /* Writes the folded form of a stored stack ("a;b;c") into out. */
-static void fixture_folded(struct rt_store *s, uint32_t stack_id, char *out, size_t cap)
+static inline void fixture_folded(struct rt_store *s, uint32_t stack_id, char *out,
+                                  size_t cap)
 {
     const uint32_t *frames;
     size_t depth;

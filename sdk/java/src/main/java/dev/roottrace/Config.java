@@ -89,7 +89,19 @@ final class Config {
         if (!(v instanceof String)) {
             throw new ConfigException(key + " is not a string");
         }
-        return (String) v;
+        String s = (String) v;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            boolean paired = Character.isHighSurrogate(c) && i + 1 < s.length()
+                    && Character.isLowSurrogate(s.charAt(i + 1));
+            if (paired) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                // as every SDK (sdk/testdata/config_fuzz/invalid-lone-surrogate-*)
+                throw new ConfigException(key + " is not valid Unicode (a lone surrogate)");
+            }
+        }
+        return s;
     }
 
     /** The field clamped to [lo, hi]; dflt (clamped) when absent; throws on a wrong type. */

@@ -5,7 +5,7 @@
 // bound lies within the compiled clamps; the same body gives the same answer; a generated
 // body with a known outcome gets exactly it (Json is the SDK's own reader, so the generator
 // is the oracle: it knows which bodies are strict JSON). Saved inputs in
-// src/test/resources/fuzz_crashes/ are replayed. ROOTTRACE_CONFIG_FUZZ_SECONDS=N runs for N
+// sdk/testdata/config_fuzz/ are replayed. ROOTTRACE_CONFIG_FUZZ_SECONDS=N runs for N
 // seconds from a random seed instead (scripts/fuzz-sdk.sh), saving a failing body there.
 package dev.roottrace;
 
@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 
 class ConfigPropertyTest {
     static final int CASES = 4000; // a second or two here
-    static final Path CRASHES = Paths.get("src/test/resources/fuzz_crashes");
+    static final Path CRASHES = Paths.get("../testdata/config_fuzz"); // shared by the five SDKs
     static final String[] NUMERIC = {"sampling_interval_us", "upload_interval_s", "max_stack_depth",
         "poll_interval_s"};
     static final double[][] BOUNDS = { // lo, hi, default (Limits)
@@ -247,7 +247,25 @@ class ConfigPropertyTest {
         if (e != null && !sendable(e instanceof Raw ? decoded((Raw) e) : (String) e)) {
             return "invalid"; // the server would refuse it in every later poll
         }
+        Object t = o.get("type");
+        if (t != null && hasLoneSurrogate(t instanceof Raw ? decoded((Raw) t) : (String) t)) {
+            return "invalid"; // not Unicode: refused in every SDK (sdk/testdata/config_fuzz/)
+        }
         return o;
+    }
+
+    /** A UTF-16 surrogate without its pair. */
+    static boolean hasLoneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length()
+                    && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** An etag the server takes back in a query: at most 256 printable ASCII characters but '"'. */
