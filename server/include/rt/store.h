@@ -29,8 +29,9 @@ bool rt_store_is_shared(const struct rt_store *s);
 /* True when uri names a store that is not a local file or directory (clickhouse:...). */
 bool rt_store_uri_is_remote(const char *uri);
 
-/* uri into out[n] (always NUL-terminated, cut to fit) with the value of a password= setting
- * written as ***: for logs and messages. */
+/* uri into out[n] (always NUL-terminated, cut to fit) with every password written as ***:
+ * the value of a password= setting (any case) and the user-info's (scheme://user:***@host).
+ * For logs and messages. */
 void rt_store_uri_redacted(const char *uri, char *out, size_t n);
 
 /* For a store opened from a data directory (uri neither sqlite:PATH nor remote): logs a

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "clickhouse_int.h"
+#include "rt/log.h"
 #include "rt/timeutil.h"
 
 /* A table of the schema: its columns, its engine (MergeTree or ReplacingMergeTree, with its
@@ -160,9 +162,11 @@ static bool is_ident(const char *s, size_t n)
  * the shard's replica has the rows, so that a 201 means stored, DESIGN §4) and
  * distributed_product_mode=local (a subquery over a sharded table inside a query over one
  * reads the shard's local table: every sharded table is sharded by service alike). */
-static int parse_uri(struct rt__ch *ch, const char *uri, struct rt_error *err)
+static int parse_uri(struct rt__ch *ch, const char *raw_uri, struct rt_error *err)
 {
-    const char *http = uri + strlen("clickhouse:");
+    char uri[1024]; /* for messages: every password as *** */
+    rt_store_uri_redacted(raw_uri, uri, sizeof(uri));
+    const char *http = raw_uri + strlen("clickhouse:");
     const char *scheme_end = strstr(http, "://");
     const char *slash = scheme_end ? strchr(scheme_end + 3, '/') : NULL;
     if (strncmp(http, "http", 4) != 0 || !slash)
@@ -175,8 +179,20 @@ static int parse_uri(struct rt__ch *ch, const char *uri, struct rt_error *err)
         return rt_error_set(err, RT_EINVAL,
                             "store URI \"%s\": the database name must be 1-64 letters, digits "
                             "or _", uri);
+    if ((dblen == 6 && strncasecmp(dbname, "system", 6) == 0) ||
+        (dblen == 18 && strncasecmp(dbname, "information_schema", 18) == 0))
+        return rt_error_set(err, RT_EINVAL,
+                            "store URI \"%s\": %.*s is ClickHouse's own database: name one of "
+                            "roottrace's", uri, (int)dblen, dbname);
     ch->db = strndup(dbname, dblen);
-    ch->where = strndup(http, (size_t)(slash - http));
+    /* where, for messages: scheme://host:port, without a user-info's user and password */
+    const char *host = scheme_end + 3;
+    const char *at = memchr(host, '@', (size_t)(slash - host));
+    if (at)
+        host = at + 1;
+    if ((ch->where = malloc((size_t)(scheme_end + 3 - http) + (size_t)(slash - host) + 1)))
+        sprintf(ch->where, "%.*s%.*s", (int)(scheme_end + 3 - http), http, (int)(slash - host),
+                host);
     struct rt_buf url;
     rt_buf_init(&url, 0);
     int rc = ch->db && ch->where ? rt_buf_printf(&url, "%.*s/?database=%s", (int)(slash - http), http, ch->db)
@@ -184,7 +200,7 @@ static int parse_uri(struct rt__ch *ch, const char *uri, struct rt_error *err)
     /* the settings, but cluster=NAME */
     for (const char *p = dbname[dblen] == '?' ? dbname + dblen + 1 : ""; !rc && *p;) {
         size_t n = strcspn(p, "&");
-        if (n > 8 && strncmp(p, "cluster=", 8) == 0) {
+        if (n >= 8 && strncmp(p, "cluster=", 8) == 0) {
             if (!is_ident(p + 8, n - 8)) {
                 rt_buf_cleanup(&url);
                 return rt_error_set(err, RT_EINVAL,
@@ -325,6 +341,45 @@ static int schema_version(struct rt__ch *ch, int64_t *v, struct rt_error *err)
     return query_number(ch, sql, v, err);
 }
 
+/* For a database without a schema version: refuses one that holds tables roottrace did not
+ * make (a name outside its schema, or a profiles table without its columns), so that nothing
+ * of the user's is altered and no table is created beside theirs. An interrupted first
+ * migration (only roottrace's tables, profiles complete) passes and resumes. */
+static int check_unversioned(struct rt__ch *ch, struct rt_error *err)
+{
+    struct rt_buf sql;
+    rt_buf_init(&sql, 0);
+    int rc = rt_buf_printf(&sql, "SELECT count() FROM system.tables WHERE database = '%s' AND "
+                                 "name NOT IN ('schema_version'", ch->db);
+    for (size_t i = 0; !rc && i < NTABLES; i++)
+        rc = rt_buf_printf(&sql, ", '%s', '%s_local'", schema_v1[i].name, schema_v1[i].name);
+    if (!rc)
+        rc = rt_buf_puts(&sql, ") FORMAT TabSeparated") || rt_buf_append(&sql, "", 1);
+    int64_t foreign = 0, ours = 0;
+    if (rc) {
+        rt_buf_cleanup(&sql);
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    }
+    rc = query_number(ch, sql.data, &foreign, err);
+    rt_buf_cleanup(&sql);
+    if (rc)
+        return rc;
+    char q[512];
+    snprintf(q, sizeof(q),
+             "SELECT countIf(name = 'row_leaves') + 2 * (count() > 0) FROM system.columns "
+             "WHERE database = '%s' AND table = 'profiles' FORMAT TabSeparated", ch->db);
+    if (query_number(ch, q, &ours, err))
+        return err->code;
+    if (foreign > 0 || ours == 2)
+        return rt_error_set(err, RT_EINVAL,
+                            "database %s on the ClickHouse at %s holds %s that roottrace did not "
+                            "create: name a database of roottrace's own (a new name is created)",
+                            ch->db, ch->where,
+                            foreign > 0 ? "tables"
+                                        : "a table profiles (without roottrace's columns)");
+    return 0;
+}
+
 /* Whether table profiles has column name. */
 static int has_column(struct rt__ch *ch, const char *name, bool *has, struct rt_error *err)
 {
@@ -388,6 +443,20 @@ static int migrate(struct rt__ch *ch, struct rt_error *err)
     if (check_version(ch, err) || (ch->cluster && check_cluster(ch, err)) ||
         schema_version(ch, &v, err) || table_engine(ch, "profiles", engine, sizeof(engine), err))
         return err->code;
+    if (v == 0 && check_unversioned(ch, err))
+        return err->code;
+    int64_t replica = 0;
+    struct rt_error ignored = {0};
+    if (v == 0 && !ch->cluster &&
+        !query_number(ch, "SELECT count() FROM system.macros WHERE macro = 'replica' "
+                          "FORMAT TabSeparated", &replica, &ignored) && replica > 0)
+        rt_log(RT_LOG_WARN, "the ClickHouse at %s is a cluster's replica ({replica} macro) but "
+                            "the store URI names no cluster: database %s is made on this "
+                            "server alone; add ?cluster=NAME to replicate it", ch->where, ch->db);
+    if (v == 0 && ch->cluster)
+        rt_log(RT_LOG_INFO, "creating database %s on cluster %s (ON CLUSTER: waits for every "
+                            "server of the cluster, up to its distributed_ddl_task_timeout)",
+                            ch->db, ch->cluster);
     if (v > RT__CH_SCHEMA_VERSION)
         return rt_error_set(err, RT_EIO,
                             "ClickHouse schema version %lld is newer than this roottrace's (%d): "

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "rt/log.h"
@@ -164,13 +165,27 @@ bool rt_store_uri_is_remote(const char *uri)
 void rt_store_uri_redacted(const char *uri, char *out, size_t n)
 {
     size_t o = 0;
-    for (const char *p = uri ? uri : ""; *p && o + 1 < n;) {
+    const char *p = uri ? uri : "";
+    /* the user-info's password: scheme://user:PASSWORD@host */
+    const char *auth = strstr(p, "://");
+    auth = auth ? auth + 3 : NULL;
+    size_t authlen = auth ? strcspn(auth, "/?#") : 0;
+    const char *at = auth ? memchr(auth, '@', authlen) : NULL;
+    const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    for (; *p && o + 1 < n;) {
+        if (colon && p == colon + 1) {
+            o += (size_t)snprintf(out + o, n - o, "***");
+            if (o >= n)
+                o = n - 1;
+            p = at;
+            continue;
+        }
         out[o++] = *p;
-        bool key = (p[0] == '?' || p[0] == '&') && strncmp(p + 1, "password=", 9) == 0;
+        bool key = (p[0] == '?' || p[0] == '&') && strncasecmp(p + 1, "password=", 9) == 0;
         p++;
         if (!key)
             continue;
-        o += (size_t)snprintf(out + o, n - o, "password=***");
+        o += (size_t)snprintf(out + o, n - o, "%.9s***", p);
         if (o >= n)
             o = n - 1;
         p += strcspn(p, "&");

@@ -119,6 +119,22 @@ static void test_uris(void)
     CHECK_STR(red, "clickhouse:http://h/db?password=***");
     rt_store_uri_redacted("clickhouse:http://h/db?password=abcdef", red, 30);
     CHECK_STR(red, "clickhouse:http://h/db?passwo");
+    /* the user-info's password, and any case of password= (ClickHouse takes both) */
+    CHECK(rt_store_open("clickhouse:http://rt:s3cret@127.0.0.1:1/db?PASSWORD=s4&cluster=",
+                        &err) == NULL);
+    CHECK(strstr(err.msg, "s3cret") == NULL && strstr(err.msg, "s4") == NULL);
+    CHECK(strstr(err.msg, "cluster name") != NULL);
+    CHECK(rt_store_open("clickhouse:http://rt:s3cret@127.0.0.1:1/db", &err) == NULL);
+    CHECK_INT(err.code, RT_EIO);
+    CHECK(strstr(err.msg, "ClickHouse at http://127.0.0.1:1 ") != NULL);
+    rt_store_uri_redacted("clickhouse:http://rt:s3@h:1/db?a=1&Password=s4", red, sizeof(red));
+    CHECK_STR(red, "clickhouse:http://rt:***@h:1/db?a=1&Password=***");
+    rt_store_uri_redacted("clickhouse:http://rt@h:1/db", red, sizeof(red));
+    CHECK_STR(red, "clickhouse:http://rt@h:1/db");
+    /* ClickHouse's own databases are not roottrace's */
+    CHECK(rt_store_open("clickhouse:http://127.0.0.1:1/System", &err) == NULL);
+    CHECK_INT(err.code, RT_EINVAL);
+    CHECK(strstr(err.msg, "ClickHouse's own database") != NULL);
     rt_store_uri_redacted("/data/dir", red, sizeof(red));
     CHECK_STR(red, "/data/dir");
     CHECK(rt_store_uri_is_remote("clickhouse:http://h/db"));
@@ -422,6 +438,47 @@ static void test_startup_refusals(void)
     fixture_rmdir(dir);
 }
 
+/* A database roottrace has not versioned is taken only when it holds nothing but roottrace's
+ * own tables (a first start cut short resumes); another program's tables are never altered
+ * and nothing is created beside them (a new user's review). */
+static void test_foreign_tables_refused(void)
+{
+    if (!fixture_clickhouse() || fixture_cluster()) {
+        fprintf(stderr, "skip %s on %s: drops tables of one server's database\n", __func__,
+                fixture_clickhouse() ? "a cluster" : "sqlite");
+        return;
+    }
+    char *dir = fixture_tmpdir(), uri[600];
+    struct rt_error err = {0};
+    rt_store_free(open_dir(dir));
+    fixture_uri(dir, uri, sizeof(uri));
+    /* roottrace's tables and no version: the migration resumes */
+    CHECK_INT(fixture_ch_int(dir, "DROP TABLE schema_version"), 0);
+    struct rt_store *s = rt_store_open(uri, &err);
+    CHECK(s != NULL);
+    rt_store_free(s);
+    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 3);
+    /* a table of another program's */
+    CHECK_INT(fixture_ch_int(dir, "DROP TABLE schema_version"), 0);
+    CHECK_INT(fixture_ch_int(dir, "CREATE TABLE orders (id UInt64) ENGINE = MergeTree ORDER BY id"),
+              0);
+    CHECK(rt_store_open(uri, &err) == NULL);
+    CHECK_INT(err.code, RT_EINVAL);
+    CHECK(strstr(err.msg, "holds tables that roottrace did not create") != NULL);
+    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM system.tables WHERE database = "
+                                  "currentDatabase() AND name = 'schema_version'"), 0);
+    /* a profiles table of another program's: not altered */
+    CHECK_INT(fixture_ch_int(dir, "DROP TABLE orders"), 0);
+    CHECK_INT(fixture_ch_int(dir, "DROP TABLE profiles"), 0);
+    CHECK_INT(fixture_ch_int(dir, "CREATE TABLE profiles (id UInt64, name String) ENGINE = "
+                                  "MergeTree ORDER BY id"), 0);
+    CHECK(rt_store_open(uri, &err) == NULL);
+    CHECK(strstr(err.msg, "a table profiles (without roottrace's columns)") != NULL);
+    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM system.columns WHERE database = "
+                                  "currentDatabase() AND table = 'profiles'"), 2);
+    fixture_rmdir(dir);
+}
+
 int main(void)
 {
     RUN(test_quote);
@@ -434,5 +491,6 @@ int main(void)
     RUN(test_window_sums);
     RUN(test_migration_v1);
     RUN(test_startup_refusals);
+    RUN(test_foreign_tables_refused);
     return TEST_DONE();
 }
