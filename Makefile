@@ -42,7 +42,7 @@ LIBS_http   = http control query export store ingest model core
 LIBS_cli    = cli http control query export store ingest model core
 
 lib = $(BUILD)/lib$(1).a
-srcs = $(wildcard server/src/$(1)/*.c)
+srcs = $(wildcard server/src/$(1)/*.c server/src/$(1)/*/*.c)
 objs = $(patsubst server/src/%.c,$(BUILD)/obj/%.o,$(call srcs,$(1)))
 libs_of = $(foreach m,$(LIBS_$(1)),$(call lib,$(m)))
 

@@ -3,7 +3,7 @@ in-process), so that the conformance suite runs on a current ClickHouse (26.9, w
 analyzer is mandatory) where no current clickhouse-server package is reachable (issue #14).
 
 It serves the part of ClickHouse's HTTP interface that RootTrace's backend uses
-(server/src/store/clickhouse_http.c):
+(server/src/store/clickhouse/clickhouse_http.c):
 - `POST /?database=DB&<setting>=<value>...` with the statement as the body, its output in
   the FORMAT the statement names (TabSeparated when none), and `GET /?query=...` likewise;
 - `POST /?database=DB&query=INSERT INTO t [(cols)] FORMAT F` with the rows as the body

@@ -32,7 +32,7 @@ struct rt_principal {
 /* The SDK config of one (service, runtime) (docs/control-plane.md). */
 struct rt_sdk_config {
     bool enabled;
-    char type[8];                   /* "cpu" or "wall" */
+    enum rt_ptype type;             /* RT_PTYPE_CPU or RT_PTYPE_WALL */
     int64_t sampling_interval_us;
     int64_t upload_interval_s;
     int64_t max_stack_depth;

@@ -148,8 +148,22 @@ struct rt_store_window_cb {
 };
 
 /* True when the backend aggregates windows itself (rt_store_scan_window); otherwise the
- * caller aggregates rt_store_scan's rows (SQLite). */
+ * caller aggregates rt_store_scan's rows (SQLite). The query layer does not ask: it reads
+ * windows through rt_store_read_window, which chooses. */
 bool rt_store_aggregates(const struct rt_store *s);
+
+/* A reader of windows for every backend: rows, called as rt_store_scan calls it (the reader
+ * weights and sums them itself, with rt_profile_window_weight), and sums, called as
+ * rt_store_scan_window calls them. */
+struct rt_store_window_reader {
+    rt_store_profile_cb rows;
+    const struct rt_store_window_cb *sums;
+};
+
+/* Reads the window that the filter selects into r: the sums where the backend aggregates
+ * (ClickHouse), the rows otherwise (SQLite); never both. Returns what that scan returns. */
+int rt_store_read_window(struct rt_store *s, const struct rt_store_filter *f,
+                         const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
 
 /* Aggregates the profiles that the filter selects (as rt_store_scan would yield them) into
  * cb's calls. Returns 0, a callback's non-zero value, RT_EINVAL when the backend does not
@@ -252,7 +266,7 @@ int64_t rt_store_profile_count(struct rt_store *s);
 /* A service's profiling toggle and the per-service overrides of the SDK config. */
 struct rt_service_config {
     bool enabled;                  /* profiling on; false for every new service */
-    char type[8];                  /* "cpu", "wall", or "" = the runtime's own type */
+    enum rt_ptype type;            /* RT_PTYPE_CPU, RT_PTYPE_WALL, or 0: the runtime's own */
     int64_t sampling_interval_us;  /* 0 = the runtime's default */
     int64_t upload_interval_s;     /* 0 = the default (60 s) */
 };

@@ -13,10 +13,10 @@
 static const struct {
     const char *runtime;
     int64_t sampling_interval_us;
-    const char *type;
+    enum rt_ptype type;
 } runtime_defaults[] = {
-    {"node", 10000, "cpu"},   {"python", 20000, "wall"}, {"java", 50000, "wall"},
-    {"php", 10000, "cpu"},    {"go", 10000, "cpu"},
+    {"node", 10000, RT_PTYPE_CPU}, {"python", 20000, RT_PTYPE_WALL},
+    {"java", 50000, RT_PTYPE_WALL}, {"php", 10000, RT_PTYPE_CPU}, {"go", 10000, RT_PTYPE_CPU},
 };
 #define DEFAULT_INTERVAL_US 10000
 #define DEFAULT_UPLOAD_S 60
@@ -143,21 +143,22 @@ void rt_control_sdk_config(struct rt_control *c, const char *service, const char
     memset(out, 0, sizeof(*out));
     out->enabled = cfg.enabled;
     out->sampling_interval_us = DEFAULT_INTERVAL_US;
-    snprintf(out->type, sizeof(out->type), "cpu");
+    out->type = RT_PTYPE_CPU;
     for (size_t i = 0; runtime && i < sizeof(runtime_defaults) / sizeof(runtime_defaults[0]); i++)
         if (strcmp(runtime, runtime_defaults[i].runtime) == 0) {
             out->sampling_interval_us = runtime_defaults[i].sampling_interval_us;
-            snprintf(out->type, sizeof(out->type), "%s", runtime_defaults[i].type);
+            out->type = runtime_defaults[i].type;
         }
-    if (cfg.type[0])
-        snprintf(out->type, sizeof(out->type), "%s", cfg.type);
+    if (cfg.type)
+        out->type = cfg.type;
     if (cfg.sampling_interval_us > 0)
         out->sampling_interval_us = cfg.sampling_interval_us;
     out->upload_interval_s = cfg.upload_interval_s > 0 ? cfg.upload_interval_s : DEFAULT_UPLOAD_S;
     out->max_stack_depth = MAX_STACK_DEPTH;
     out->poll_interval_s = c->poll_interval_s;
     char text[256];
-    int n = snprintf(text, sizeof(text), "%d|%s|%lld|%lld|%lld|%lld", out->enabled, out->type,
+    int n = snprintf(text, sizeof(text), "%d|%s|%lld|%lld|%lld|%lld", out->enabled,
+                     rt_ptype_name(out->type),
                      (long long)out->sampling_interval_us, (long long)out->upload_interval_s,
                      (long long)out->max_stack_depth, (long long)out->poll_interval_s);
     uint8_t h[8];
@@ -168,7 +169,7 @@ void rt_control_sdk_config(struct rt_control *c, const char *service, const char
 json_t *rt_control_sdk_config_json(const struct rt_sdk_config *cfg)
 {
     return json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:s}", "enabled", cfg->enabled, "type",
-                     cfg->type, "sampling_interval_us", (json_int_t)cfg->sampling_interval_us,
+                     rt_ptype_name(cfg->type), "sampling_interval_us", (json_int_t)cfg->sampling_interval_us,
                      "upload_interval_s", (json_int_t)cfg->upload_interval_s, "max_stack_depth",
                      (json_int_t)cfg->max_stack_depth, "poll_interval_s",
                      (json_int_t)cfg->poll_interval_s, "etag", cfg->etag);
@@ -187,7 +188,8 @@ void rt_control_on_change(struct rt_control *c, void (*fn)(void *ud, const char 
  * null where the runtime's default applies. */
 static json_t *overrides_json(const struct rt_service_config *cfg)
 {
-    return json_pack("{s:o, s:o, s:o}", "type", cfg->type[0] ? json_string(cfg->type) : json_null(),
+    return json_pack("{s:o, s:o, s:o}", "type",
+                     cfg->type ? json_string(rt_ptype_name(cfg->type)) : json_null(),
                      "sampling_interval_us",
                      cfg->sampling_interval_us ? json_integer(cfg->sampling_interval_us)
                                                : json_null(),
@@ -216,7 +218,7 @@ json_t *rt_control_set_profiling(struct rt_control *c, const char *service,
     char detail[200];
     snprintf(detail, sizeof(detail), "enabled %s -> %s; type %s; sampling_interval_us %lld; "
              "upload_interval_s %lld", before.enabled ? "true" : "false",
-             cfg->enabled ? "true" : "false", cfg->type[0] ? cfg->type : "default",
+             cfg->enabled ? "true" : "false", cfg->type ? rt_ptype_name(cfg->type) : "default",
              (long long)cfg->sampling_interval_us, (long long)cfg->upload_interval_s);
     rt_control_audit(c, by, cfg->enabled ? "profiling.enable" : "profiling.disable", service,
                      detail, NULL);
@@ -256,7 +258,7 @@ static int collect_config(void *ud, const char *name, const struct rt_service_co
 
 static bool config_equal(const struct rt_service_config *a, const struct rt_service_config *b)
 {
-    return a->enabled == b->enabled && strcmp(a->type, b->type) == 0 &&
+    return a->enabled == b->enabled && a->type == b->type &&
            a->sampling_interval_us == b->sampling_interval_us &&
            a->upload_interval_s == b->upload_interval_s;
 }

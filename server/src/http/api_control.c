@@ -113,15 +113,13 @@ void rt__api_put_profiling(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     }
     cfg.enabled = json_is_true(enabled);
     if (json_is_null(type))
-        cfg.type[0] = '\0';
+        cfg.type = 0;
     if (type && !json_is_null(type)) {
         const char *t = json_string_value(type);
-        enum rt_ptype pt;
-        if (!rt_ptype_parse(t, &pt)) {
+        if (!rt_ptype_parse(t, &cfg.type)) {
             rt__api_error(resp, RT_EINVAL, "'type' must be \"cpu\" or \"wall\"");
             goto out_put_body;
         }
-        snprintf(cfg.type, sizeof(cfg.type), "%s", t);
     }
     if (body_int(body, "sampling_interval_us", 1000, 1000000, &cfg.sampling_interval_us,
                  resp) ||

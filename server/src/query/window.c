@@ -1,7 +1,7 @@
 /* Window aggregation (DESIGN §6): each profile weighted by its overlap with the window, its
  * rows summed per distinct stack, then the stacks expanded to functions once (self by the
  * leaf frame, total once per stack). Functions are keyed by frame id; names come last. A
- * store that aggregates by itself (ClickHouse) hands over the sums instead of the rows. */
+ * store that aggregates by itself hands over the sums instead (rt_store_read_window). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -434,6 +434,7 @@ static int agg_leaf_s2(void *ud, uint32_t frame_id, double s2)
 
 static const struct rt_store_window_cb window_cbs = {agg_profile, agg_stack, agg_instance_leaf,
                                                      agg_leaf_s2};
+static const struct rt_store_window_reader window_reader = {scan_profile_cb, &window_cbs};
 
 static int scan_liveness_cb(void *ud, const struct rt_liveness *l)
 {
@@ -468,9 +469,8 @@ int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
         return 0;
     struct scan_ud u = {c, k, f, NULL};
     rt_error_clear(err);
-    /* ClickHouse sums in the database; SQLite's rows are summed here */
-    int rc = rt_store_aggregates(s) ? rt_store_scan_window(s, f, &window_cbs, &u, err)
-                                    : rt_store_scan(s, f, scan_profile_cb, &u, err);
+    /* rows summed here, or sums made by the store (rt_store_read_window chooses) */
+    int rc = rt_store_read_window(s, f, &window_reader, &u, err);
     if (rc)
         return scan_error(rc, err, "profiles");
     uint8_t *profiled = NULL;

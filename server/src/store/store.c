@@ -357,6 +357,16 @@ int rt_store_scan_window(struct rt_store *s, const struct rt_store_filter *f,
     return scan_result(s->ops->scan_window(s, f, &checked_cbs, &c, err), err);
 }
 
+int rt_store_read_window(struct rt_store *s, const struct rt_store_filter *f,
+                         const struct rt_store_window_reader *r, void *ud, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!r || !r->rows || !r->sums)
+        return rt_error_set(err, RT_EINVAL, "rt_store_read_window: missing argument");
+    return rt_store_aggregates(s) ? rt_store_scan_window(s, f, r->sums, ud, err)
+                                  : rt_store_scan(s, f, r->rows, ud, err);
+}
+
 /* Looks a stack up in the dictionary; true when found (outputs set). */
 static bool dict_stack(struct rt_store *s, uint32_t id, const uint32_t **frames, size_t *depth)
 {
@@ -523,13 +533,20 @@ int64_t rt_store_profile_count(struct rt_store *s)
     return s ? s->ops->profile_count(s) : -1;
 }
 
-/* True for a type a service config may ask for: "", "cpu" or "wall" (NUL inside the array). */
-static bool config_type_is_valid(const char type[8])
+const char *rt__store_config_type_text(enum rt_ptype t)
 {
-    if (!memchr(type, '\0', 8))
-        return false;
+    return t ? rt_ptype_name(t) : "";
+}
+
+enum rt_ptype rt__store_config_type_of(const char *s, size_t n)
+{
+    char text[8];
     enum rt_ptype t;
-    return !type[0] || rt_ptype_parse(type, &t);
+    if (!s || n >= sizeof(text))
+        return 0;
+    memcpy(text, s, n);
+    text[n] = '\0';
+    return rt_ptype_parse(text, &t) ? t : 0;
 }
 
 int rt_store_set_service_config(struct rt_store *s, const char *name,
@@ -538,7 +555,7 @@ int rt_store_set_service_config(struct rt_store *s, const char *name,
     ERR_OR_LOCAL(err);
     if (!s || !name || !*name || !cfg)
         return rt_error_set(err, RT_EINVAL, "rt_store_set_service_config: missing argument");
-    if (!config_type_is_valid(cfg->type))
+    if (cfg->type && cfg->type != RT_PTYPE_CPU && cfg->type != RT_PTYPE_WALL)
         return rt_error_set(err, RT_EINVAL, "profile type must be cpu, wall or empty");
     if (cfg->sampling_interval_us < 0 || cfg->upload_interval_s < 0)
         return rt_error_set(err, RT_EINVAL, "intervals must not be negative");

@@ -109,6 +109,11 @@ struct rt__store_dict {
     size_t cap_stack_by_id;
 };
 
+/* A service config's type as the backends store it: "cpu", "wall", or "" for 0 (the
+ * runtime's own). rt__store_config_type_of reads n bytes back; anything else reads as 0. */
+const char *rt__store_config_type_text(enum rt_ptype t);
+enum rt_ptype rt__store_config_type_of(const char *s, size_t n);
+
 /* The observed deploy profile p makes when its service reports p's version for the first
  * time (DESIGN §6): {service, version, "observed", at p's start, or now_ns when it has none}.
  * False when p names no version. The rule's one place: each backend only answers whether

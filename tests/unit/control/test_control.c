@@ -108,9 +108,9 @@ static void test_sdk_config(void)
     rt_control_sdk_config(c, "svc", "python", &py);
     rt_control_sdk_config(c, "svc", "node", &node);
     CHECK(!py.enabled);
-    CHECK_STR(py.type, "wall");
+    CHECK_INT(py.type, RT_PTYPE_WALL);
     CHECK_INT(py.sampling_interval_us, 20000);
-    CHECK_STR(node.type, "cpu");
+    CHECK_INT(node.type, RT_PTYPE_CPU);
     CHECK_INT(node.sampling_interval_us, 10000);
     CHECK_INT(node.upload_interval_s, 60);
     CHECK_INT(node.poll_interval_s, 10);
@@ -185,7 +185,7 @@ static void test_refresh_from_shared_store(void)
     rt_control_on_change(b, on_change, NULL);
     struct rt_principal admin;
     rt_control_local_principal(&admin);
-    struct rt_service_config on = {.enabled = true, .type = "wall"};
+    struct rt_service_config on = {.enabled = true, .type = RT_PTYPE_WALL};
     json_t *r = rt_control_set_profiling(a, "shared", &on, &admin, &err);
     CHECK(r != NULL);
     json_decref(r);

@@ -1,9 +1,9 @@
-/* Tests of the ClickHouse backend's wire helpers (server/src/store/clickhouse_http.c: string
- * literals, RowBinary, the id map, cluster-unique ids, URIs), and, on whichever backend the
+/* Tests of the ClickHouse backend's wire helpers (server/src/store/clickhouse/clickhouse_http.c:
+ * string literals, RowBinary, the id map, cluster-unique ids, URIs), and, on whichever backend the
  * suite runs against (ROOTTRACE_TEST_STORE), names made of awkward bytes and retention across
  * month boundaries. */
 #include "rt/producer.h"
-#include "store/clickhouse_int.h"
+#include "store/clickhouse/clickhouse_int.h"
 #include "store_fixture.h"
 #include "store_scan.h"
 #include "test.h"

@@ -1,10 +1,10 @@
 /* Tests of the store's control-plane state on SQLite or ClickHouse (server/src/store/
- * sqlite_control.c and the v1 -> v2 migration in sqlite_db.c): service configs, batched
- * polls with instance status and liveness, API keys, the audit log, and the upgrade of a
- * version 1 database. */
+ * sqlite/sqlite_control.c and the v1 -> v2 migration in sqlite/sqlite_db.c): service configs,
+ * batched polls with instance status and liveness, API keys, the audit log, and the upgrade of
+ * a version 1 database. */
 #include <sqlite3.h>
 
-#include "store/sqlite_int.h"
+#include "store/sqlite/sqlite_int.h"
 #include "store_fixture.h"
 #include "test.h"
 
@@ -58,7 +58,7 @@ static int collect_config(void *ud, const char *name, const struct rt_service_co
     struct listing *l = ud;
     if (l->n < 16)
         snprintf(l->text[l->n++], 160, "%s en=%d type=%s si=%lld ui=%lld", name, cfg->enabled,
-                 cfg->type, (long long)cfg->sampling_interval_us,
+                 cfg->type ? rt_ptype_name(cfg->type) : "", (long long)cfg->sampling_interval_us,
                  (long long)cfg->upload_interval_s);
     return 0;
 }
@@ -123,10 +123,10 @@ static void test_service_config(void)
     CHECK_STR(l.text[0], "polled en=0 type= si=0 ui=0");
 
     /* an unknown service is created; a known one keeps its registration */
-    struct rt_service_config on = {.enabled = true, .type = "wall", .sampling_interval_us = 20000,
+    struct rt_service_config on = {.enabled = true, .type = RT_PTYPE_WALL, .sampling_interval_us = 20000,
                                    .upload_interval_s = 30};
     CHECK_INT(rt_store_set_service_config(s, "new", &on, &err), 0);
-    struct rt_service_config cpu = {.enabled = true, .type = "cpu"};
+    struct rt_service_config cpu = {.enabled = true, .type = RT_PTYPE_CPU};
     CHECK_INT(rt_store_set_service_config(s, "polled", &cpu, &err), 0);
     memset(&l, 0, sizeof(l));
     CHECK_INT(rt_store_scan_service_configs(s, collect_config, &l, &err), 0);
@@ -145,7 +145,7 @@ static void test_service_config(void)
     CHECK_INT(rt_store_set_service_config(s, "new", &off, &err), 0);
 
     /* bad arguments store nothing */
-    struct rt_service_config bad = {.enabled = true, .type = "heap"};
+    struct rt_service_config bad = {.enabled = true, .type = (enum rt_ptype)3};
     CHECK_INT(rt_store_set_service_config(s, "new", &bad, &err), RT_EINVAL);
     struct rt_service_config neg = {.enabled = true, .upload_interval_s = -1};
     CHECK_INT(rt_store_set_service_config(s, "new", &neg, &err), RT_EINVAL);

@@ -1,4 +1,4 @@
-/* Tests of the store interface (server/src/store/store.c, sqlite_*.c and clickhouse_*.c) on
+/* Tests of the store interface (server/src/store/store.c, sqlite/ and clickhouse/) on
  * SQLite, or on ClickHouse with ROOTTRACE_TEST_STORE (store_fixture.h):
  * round trips, persistence, dedup, window semantics, filters, a full disk, corruption, and
  * concurrent writers and readers. Deploys, issues, services, polls and retention are in
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "rt/producer.h"
-#include "store/sqlite_int.h"
+#include "store/sqlite/sqlite_int.h"
 #include "store_fixture.h"
 #include "store_scan.h"
 #include "test.h"

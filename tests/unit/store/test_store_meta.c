@@ -1,7 +1,7 @@
 /* Tests of the store's metadata on SQLite or ClickHouse (ROOTTRACE_TEST_STORE; store.c,
  * sqlite_*.c, clickhouse_*.c): deploys, issues, services and instances, polls and liveness,
  * and retention. */
-#include "store/sqlite_int.h"
+#include "store/sqlite/sqlite_int.h"
 #include "store_fixture.h"
 #include "store_scan.h"
 #include "test.h"

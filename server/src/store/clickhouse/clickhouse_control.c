@@ -57,7 +57,7 @@ int rt__ch_set_service_config(struct rt_store *s, const char *name,
     rt_buf_init(&b, 0);
     int64_t now = rt_time_now_ns();
     bool ok = !rt__ch_w_service(&svc, name, now) && !rt__ch_w_cstr(&b, name) &&
-              !rt__ch_w_u8(&b, cfg->enabled) && !rt__ch_w_cstr(&b, cfg->type) &&
+              !rt__ch_w_u8(&b, cfg->enabled) && !rt__ch_w_cstr(&b, rt__store_config_type_text(cfg->type)) &&
               !rt__ch_w_i64(&b, cfg->sampling_interval_us) &&
               !rt__ch_w_i64(&b, cfg->upload_interval_s) && !rt__ch_w_i64(&b, row_version(prev));
     int rc = insert_rows(s->be, "services", &svc, ok, err);
@@ -89,8 +89,7 @@ int rt__ch_scan_service_configs(struct rt_store *s, rt_store_service_config_cb c
         struct rt_service_config cfg = {.enabled = rt__ch_rd_u8(&r) != 0};
         size_t tlen;
         const char *type = rt__ch_rd_str(&r, &tlen);
-        if ((tlen == 3 && !memcmp(type, "cpu", 3)) || (tlen == 4 && !memcmp(type, "wall", 4)))
-            memcpy(cfg.type, type, tlen);
+        cfg.type = rt__store_config_type_of(type, tlen);
         cfg.sampling_interval_us = rt__ch_rd_i64(&r);
         cfg.upload_interval_s = rt__ch_rd_i64(&r);
         if (r.bad) {

@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 
-#include "store_int.h"
+#include "store/store_int.h"
 
 /* Profiles deleted per retention transaction. */
 #define RT__SQLITE_RETAIN_BATCH 10000

@@ -19,7 +19,7 @@ int rt__sqlite_set_service_config(struct rt_store *s, const char *name,
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, rt_time_now_ns());
     sqlite3_bind_int(st, 3, cfg->enabled ? 1 : 0);
-    sqlite3_bind_text(st, 4, cfg->type, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, rt__store_config_type_text(cfg->type), -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 5, cfg->sampling_interval_us);
     sqlite3_bind_int64(st, 6, cfg->upload_interval_s);
     int rc = sqlite3_step(st);
@@ -41,9 +41,7 @@ static void row_config(sqlite3_stmt *st, struct rt_service_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->enabled = sqlite3_column_int(st, 1) != 0;
     const char *type = rt__sqlite_text(st, 2);
-    enum rt_ptype t;
-    if (rt_ptype_parse(type, &t))
-        strcpy(cfg->type, type);
+    cfg->type = rt__store_config_type_of(type, type ? strlen(type) : 0);
     cfg->sampling_interval_us = sqlite3_column_int64(st, 3);
     cfg->upload_interval_s = sqlite3_column_int64(st, 4);
 }

@@ -12,7 +12,7 @@
 
 #include "rt/buf.h"
 #include "rt/u64map.h"
-#include "store_int.h"
+#include "store/store_int.h"
 
 /* Schema version this roottrace writes (the schema_version table). */
 #define RT__CH_SCHEMA_VERSION 3
