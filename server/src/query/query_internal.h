@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rt/arena.h"
 #include "rt/err.h"
 #include "rt/intern.h"
 #include "rt/profile.h"
@@ -55,16 +56,15 @@ struct rt__query_src rt__query_src_store(struct rt_store *s);
 /* One function (a frame name, DESIGN §3) seen in the query; index [k] is window k. */
 struct rt__query_fn {
     uint32_t frame_id;     /* the store's frame id */
-    const char *name;      /* resolved by rt__query_finish; always valid UTF-8 */
-    char *repaired;        /* owned copy behind name when the stored one was not UTF-8 */
+    const char *name;      /* set by rt__query_finish; always valid UTF-8 (a repaired copy in
+                              the context's arena when the stored one was not) */
     double self_s[2];      /* weighted samples with this function as the leaf */
     double self_v[2];      /* weighted value (ns) with this function as the leaf */
     double total_s[2];     /* weighted samples of stacks containing it (once per stack) */
     double total_v[2];     /* weighted value (ns) of stacks containing it */
     double s2[2];          /* sum over profiles of x_i^2 / n_i (self counts), for chi^2 */
-    double cap_v[2];       /* sum over instances of A_i/P_i * self value (ns), DESIGN §7 */
-    uint32_t stamp;        /* scratch: last profile or stack that touched it */
-    double acc_s, acc_v;   /* scratch: the current profile's self samples and value */
+    double cap_v[2];       /* set by rt__query_finish: sum over instances of A_i/P_i * self
+                              value (ns), DESIGN §7 */
 };
 
 /* One distinct stack seen in the query. */
@@ -162,8 +162,9 @@ struct rt__query_win {
     const char *agree_scope;       /* what the figures cover ("main JS thread"); static */
     bool agree_mixed_scope;        /* profiles of different scopes */
     bool agree_any_process;        /* some figure is a process's, not a thread's */
-    struct rt__query_cap_inst *inst_cap; /* per instance (ctx->insts order) after finish */
-    struct rt__query_cap cap;      /* after finish */
+    struct rt__query_cap_inst *inst_cap; /* set by finish: per instance (ctx->insts order),
+                                            in the context's arena */
+    struct rt__query_cap cap;      /* set by finish */
 };
 
 /* One instance's self value of one function in one window (for per-function capacity). */
@@ -172,7 +173,23 @@ struct rt__query_instfn {
     double value_ns;
 };
 
-/* The aggregation context of one query (one or two windows). */
+/* Scratch of the aggregation while it runs (window.c only; nothing else reads it): one stamp
+ * and one accumulator pair per function (indexed like rt__query_ctx.fns), and the functions
+ * the current profile touched. */
+struct rt__query_scratch {
+    uint32_t *stamp;                 /* last profile or stack that touched the function */
+    double *acc_s, *acc_v;           /* the current profile's self samples and value */
+    uint32_t cap;                    /* entries of stamp, acc_s and acc_v */
+    uint32_t *touched;               /* functions touched by the current profile */
+    uint32_t cap_touched;
+    uint32_t seq;                    /* stamp counter */
+};
+
+/* The aggregation context of one query (one or two windows). Built by rt__query_scan (or
+ * rt__query_add_profile and rt__query_add_liveness), then rt__query_finish completes it;
+ * from then on it is the window's aggregate, read-only (the answers take it const). Memory of
+ * the request's lifetime (repaired names, per-instance capacity) comes from arena and goes
+ * at rt__query_ctx_cleanup. */
 struct rt__query_ctx {
     struct rt__query_src src;
     enum rt_ptype type;
@@ -190,9 +207,8 @@ struct rt__query_ctx {
     struct rt__query_instfn *instfn; /* per (window, instance, function) self values */
     uint32_t ninstfn, cap_instfn;
     struct rt_u64map instfn_map; /* (window, instance, function) -> instfn index */
-    uint32_t *touched;               /* scratch: functions touched by the current profile */
-    uint32_t cap_touched;
-    uint32_t seq;                    /* scratch stamp counter */
+    struct rt_arena arena;           /* the request's memory, freed at once by cleanup */
+    struct rt__query_scratch scratch;
     bool finished;
 };
 

@@ -38,6 +38,7 @@ void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum 
     rt_u64map_init(&c->stack_map);
     rt_u64map_init(&c->instfn_map);
     rt_intern_init(&c->insts);
+    rt_arena_init(&c->arena);
 }
 
 void rt__query_ctx_cleanup(struct rt__query_ctx *c)
@@ -45,15 +46,16 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     for (int k = 0; k < 2; k++) {
         free(c->win[k].profs);
         free(c->win[k].live);
-        free(c->win[k].inst_cap);
     }
-    for (uint32_t i = 0; i < c->nfns; i++)
-        free(c->fns[i].repaired);
     free(c->fns);
     free(c->stacks);
     free(c->fpool);
     free(c->instfn);
-    free(c->touched);
+    free(c->scratch.stamp);
+    free(c->scratch.acc_s);
+    free(c->scratch.acc_v);
+    free(c->scratch.touched);
+    rt_arena_cleanup(&c->arena);
     rt_u64map_cleanup(&c->fn_map);
     rt_u64map_cleanup(&c->stack_map);
     rt_u64map_cleanup(&c->instfn_map);
@@ -79,11 +81,35 @@ static int reserve32(void **p, uint32_t *cap, size_t need, size_t elem)
     return rc;
 }
 
+/* Grows the scratch's per-function arrays to n entries (new stamps 0). */
+static int scratch_reserve(struct rt__query_scratch *s, uint32_t n)
+{
+    if (n <= s->cap)
+        return 0;
+    uint32_t *stamp = realloc(s->stamp, (size_t)n * sizeof(*stamp));
+    if (!stamp)
+        return RT_ENOMEM;
+    s->stamp = stamp;
+    memset(stamp + s->cap, 0, (size_t)(n - s->cap) * sizeof(*stamp));
+    double *acc_s = realloc(s->acc_s, (size_t)n * sizeof(*acc_s));
+    if (!acc_s)
+        return RT_ENOMEM;
+    s->acc_s = acc_s;
+    double *acc_v = realloc(s->acc_v, (size_t)n * sizeof(*acc_v));
+    if (!acc_v)
+        return RT_ENOMEM;
+    s->acc_v = acc_v;
+    s->cap = n;
+    return 0;
+}
+
 static int fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out)
 {
     if (rt_u64map_find(&c->fn_map, frame_id, out))
         return 0;
     int rc = reserve32((void **)&c->fns, &c->cap_fns, (size_t)c->nfns + 1, sizeof(*c->fns));
+    if (!rc)
+        rc = scratch_reserve(&c->scratch, c->cap_fns);
     if (!rc)
         rc = rt_u64map_put(&c->fn_map, frame_id, c->nfns);
     if (rc)
@@ -125,32 +151,31 @@ static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out
 }
 
 /* A fresh stamp; on wrap-around every function's stamp is reset. */
-static uint32_t next_stamp(struct rt__query_ctx *c)
+static uint32_t next_stamp(struct rt__query_scratch *s)
 {
-    if (++c->seq == 0) {
-        for (uint32_t i = 0; i < c->nfns; i++)
-            c->fns[i].stamp = 0;
-        c->seq = 1;
+    if (++s->seq == 0) {
+        memset(s->stamp, 0, (size_t)s->cap * sizeof(*s->stamp));
+        s->seq = 1;
     }
-    return c->seq;
+    return s->seq;
 }
 
 /* Adds a profile's self samples and value of function fn to its scratch accumulators. */
-static int touch(struct rt__query_ctx *c, uint32_t fn, uint32_t *ntouched, double s, double v)
+static int touch(struct rt__query_scratch *sc, uint32_t fn, uint32_t *ntouched, double s,
+                 double v)
 {
-    struct rt__query_fn *f = &c->fns[fn];
-    if (f->stamp != c->seq) {
-        int rc = reserve32((void **)&c->touched, &c->cap_touched, (size_t)*ntouched + 1,
-                           sizeof(*c->touched));
+    if (sc->stamp[fn] != sc->seq) {
+        int rc = reserve32((void **)&sc->touched, &sc->cap_touched, (size_t)*ntouched + 1,
+                           sizeof(*sc->touched));
         if (rc)
             return rc;
-        c->touched[(*ntouched)++] = fn;
-        f->stamp = c->seq;
-        f->acc_s = 0;
-        f->acc_v = 0;
+        sc->touched[(*ntouched)++] = fn;
+        sc->stamp[fn] = sc->seq;
+        sc->acc_s[fn] = 0;
+        sc->acc_v[fn] = 0;
     }
-    f->acc_s += s;
-    f->acc_v += v;
+    sc->acc_s[fn] += s;
+    sc->acc_v[fn] += v;
     return 0;
 }
 
@@ -177,12 +202,14 @@ static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn
 static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t ntouched,
                          double n_i, double cpu_scale)
 {
+    const struct rt__query_scratch *sc = &c->scratch;
     for (uint32_t t = 0; t < ntouched; t++) {
-        struct rt__query_fn *f = &c->fns[c->touched[t]];
+        uint32_t fn = sc->touched[t];
+        double acc_s = sc->acc_s[fn], acc_v = sc->acc_v[fn];
         if (n_i > 0)
-            f->s2[k] += f->acc_s * f->acc_s / n_i;
-        if (c->type == RT_PTYPE_CPU && f->acc_v != 0) {
-            int rc = add_instfn(c, k, inst, c->touched[t], f->acc_v * cpu_scale);
+            c->fns[fn].s2[k] += acc_s * acc_s / n_i;
+        if (c->type == RT_PTYPE_CPU && acc_v != 0) {
+            int rc = add_instfn(c, k, inst, fn, acc_v * cpu_scale);
             if (rc)
                 return rc;
         }
@@ -250,7 +277,7 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
     int rc = rt_intern_get(&c->insts, rt_str_from(m->instance ? m->instance : ""), &inst);
     if (rc)
         return rc;
-    next_stamp(c);
+    next_stamp(&c->scratch);
     uint32_t ntouched = 0;
     double n_i = 0, v_i = 0;
     for (size_t r = 0; r < nrows; r++) {
@@ -266,7 +293,7 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
         st->value[k] += v;
         n_i += s;
         v_i += v;
-        rc = touch(c, c->fpool[st->off + st->depth - 1], &ntouched, s, v);
+        rc = touch(&c->scratch, c->fpool[st->off + st->depth - 1], &ntouched, s, v);
         if (rc)
             return rc;
     }
@@ -299,13 +326,13 @@ static void expand_stacks(struct rt__query_ctx *c)
 {
     for (uint32_t s = 0; s < c->nstacks; s++) {
         const struct rt__query_stack *st = &c->stacks[s];
-        uint32_t stamp = next_stamp(c);
+        uint32_t stamp = next_stamp(&c->scratch);
         const uint32_t *fp = c->fpool + st->off;
         for (uint32_t j = 0; j < st->depth; j++) {
             struct rt__query_fn *f = &c->fns[fp[j]];
-            if (f->stamp == stamp)
+            if (c->scratch.stamp[fp[j]] == stamp)
                 continue;
-            f->stamp = stamp;
+            c->scratch.stamp[fp[j]] = stamp;
             for (int k = 0; k < c->nwin; k++) {
                 f->total_s[k] += st->samples[k];
                 f->total_v[k] += st->value[k];
@@ -323,7 +350,7 @@ static int window_capacity(struct rt__query_ctx *c, int k)
 {
     struct rt__query_win *w = &c->win[k];
     uint32_t ninst = c->insts.count;
-    w->inst_cap = calloc(ninst ? ninst : 1, sizeof(*w->inst_cap));
+    w->inst_cap = rt_arena_calloc(&c->arena, ninst ? ninst : 1, sizeof(*w->inst_cap));
     if (!w->inst_cap)
         return RT_ENOMEM;
     struct rt__query_cap_in in = {w->from_ns, w->to_ns, ninst, w->profs,
@@ -339,11 +366,12 @@ static int resolve_name(struct rt__query_ctx *c, struct rt__query_fn *f)
     const char *name = c->src.frame_name(c->src.ud, f->frame_id);
     struct rt_str s = rt_str_from(name ? name : "[unknown]");
     if (!rt_str_is_utf8(s)) {
-        free(f->repaired);
-        f->repaired = rt_str_dup_utf8(s, NULL);
-        if (!f->repaired)
+        size_t len;
+        char *repaired = rt_str_dup_utf8(s, &len);
+        s.ptr = repaired ? rt_arena_strndup(&c->arena, repaired, len) : NULL;
+        free(repaired);
+        if (!s.ptr)
             return RT_ENOMEM;
-        s.ptr = f->repaired;
     }
     f->name = s.ptr;
     return 0;
@@ -475,7 +503,7 @@ int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
         return scan_error(rc, err, "profiles");
     uint8_t *profiled = NULL;
     if (f->version) { /* polls carry no version: keep only instances seen with this one */
-        profiled = calloc(c->insts.count + 1, 1);
+        profiled = rt_arena_calloc(&c->arena, c->insts.count + 1, 1);
         if (!profiled)
             return rt_error_set(err, RT_ENOMEM, "out of memory");
         for (size_t i = 0; i < c->win[k].nprofs; i++)
@@ -483,7 +511,6 @@ int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
         u.profiled = profiled;
     }
     rc = rt_store_scan_liveness(s, f->service, f->from_ns, f->to_ns, scan_liveness_cb, &u, err);
-    free(profiled);
     if (rc)
         return scan_error(rc, err, "liveness");
     return 0;

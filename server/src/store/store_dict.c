@@ -1,4 +1,4 @@
-/* The dictionary of interned frames and stacks: a chunked arena whose memory never moves
+/* The dictionary of interned frames and stacks: an arena (rt/arena.h) whose memory never moves
  * (rt_store_stack and rt_store_frame_name hand out pointers into it), open-addressing tables
  * by name and by stack hash, and direct indexes by id. */
 #include <stdlib.h>
@@ -6,56 +6,16 @@
 
 #include "store_int.h"
 
-#define ARENA_BLOCK (64 * 1024)
-
-struct rt__store_arena_block {
-    struct rt__store_arena_block *next; /* older block */
-    size_t used, cap;                   /* bytes of data used and available */
-    _Alignas(8) unsigned char data[];
-};
-
-/* n bytes aligned to 8 that never move; NULL on ENOMEM. */
-static void *arena_alloc(struct rt__store_arena *a, size_t n)
-{
-    n = (n + 7) & ~(size_t)7;
-    struct rt__store_arena_block *b = a->head;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
-        b = malloc(sizeof(*b) + cap);
-        if (!b)
-            return NULL;
-        b->next = a->head;
-        b->used = 0;
-        b->cap = cap;
-        a->head = b;
-        a->bytes += cap;
-    }
-    void *p = b->data + b->used;
-    b->used += n;
-    return p;
-}
-
-static void arena_cleanup(struct rt__store_arena *a)
-{
-    struct rt__store_arena_block *b = a->head;
-    while (b) {
-        struct rt__store_arena_block *next = b->next;
-        free(b);
-        b = next;
-    }
-    a->head = NULL;
-    a->bytes = 0;
-}
-
 void rt__store_dict_init(struct rt__store_dict *d, bool by_id)
 {
     memset(d, 0, sizeof(*d));
+    rt_arena_init(&d->arena);
     d->by_id = by_id;
 }
 
 void rt__store_dict_cleanup(struct rt__store_dict *d)
 {
-    arena_cleanup(&d->arena);
+    rt_arena_cleanup(&d->arena);
     free(d->frames);
     free(d->stacks);
     free(d->frame_slots);
@@ -161,14 +121,12 @@ int rt__store_dict_add_frame(struct rt__store_dict *d, uint32_t id, const char *
         return RT_ENOMEM;
     if (d->by_id && index_id(&d->frame_by_id, &d->cap_frame_by_id, id, d->nframes))
         return RT_ENOMEM;
-    char *copy = arena_alloc(&d->arena, len + 1);
+    char *copy = rt_arena_strndup(&d->arena, name, len);
     if (!copy) {
         if (d->by_id)
             d->frame_by_id[id] = 0;
         return RT_ENOMEM;
     }
-    memcpy(copy, name, len);
-    copy[len] = '\0';
     d->frames[d->nframes] = (struct rt__store_frame){copy, (uint32_t)len, id, h};
     insert_slot(d->frame_slots, d->nframe_slots, h, d->nframes);
     d->nframes++;
@@ -190,7 +148,7 @@ int rt__store_dict_add_stack(struct rt__store_dict *d, uint32_t id, const uint32
         return RT_ENOMEM;
     if (d->by_id && index_id(&d->stack_by_id, &d->cap_stack_by_id, id, d->nstacks))
         return RT_ENOMEM;
-    uint32_t *copy = arena_alloc(&d->arena, depth * sizeof(*frames) + 1);
+    uint32_t *copy = rt_arena_alloc(&d->arena, depth * sizeof(*frames) + 1);
     if (!copy) {
         if (d->by_id)
             d->stack_by_id[id] = 0;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rt/arena.h"
 #include "rt/buf.h"
 #include "rt/err.h"
 #include "rt/store.h"
@@ -68,11 +69,6 @@ struct rt__store_ops {
 
 /* ---- Dictionary of frames and stacks ---- */
 
-/* Chunked arena: memory handed out never moves, so pointers into it stay valid until cleanup. */
-struct rt__store_arena {
-    struct rt__store_arena_block *head; /* newest block first */
-    size_t bytes;                       /* total bytes allocated in blocks */
-};
 
 /* One interned frame. */
 struct rt__store_frame {
@@ -93,7 +89,7 @@ struct rt__store_stack {
 /* Frames and stacks found by id, by name (frames) and by content (stacks). Not thread-safe by
  * itself: the store guards its committed dictionary with dict_lock. */
 struct rt__store_dict {
-    struct rt__store_arena arena;        /* names and frame arrays */
+    struct rt_arena arena;               /* names and frame arrays (never move) */
     struct rt__store_frame *frames;      /* in insertion order */
     size_t nframes, cap_frames;
     struct rt__store_stack *stacks;      /* in insertion order */
