@@ -57,7 +57,8 @@ int rt__ch_set_service_config(struct rt_store *s, const char *name,
     rt_buf_init(&b, 0);
     int64_t now = rt_time_now_ns();
     bool ok = !rt__ch_w_service(&svc, name, now) && !rt__ch_w_cstr(&b, name) &&
-              !rt__ch_w_u8(&b, cfg->enabled) && !rt__ch_w_cstr(&b, rt__store_config_type_text(cfg->type)) &&
+              !rt__ch_w_u8(&b, cfg->enabled) &&
+              !rt__ch_w_cstr(&b, rt__store_config_type_text(cfg->type)) &&
               !rt__ch_w_i64(&b, cfg->sampling_interval_us) &&
               !rt__ch_w_i64(&b, cfg->upload_interval_s) && !rt__ch_w_i64(&b, row_version(prev));
     int rc = insert_rows(s->be, "services", &svc, ok, err);

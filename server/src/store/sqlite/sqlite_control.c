@@ -10,29 +10,15 @@
 int rt__sqlite_set_service_config(struct rt_store *s, const char *name,
                                   const struct rt_service_config *cfg, struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    if (rt__sqlite_begin(db, true, err))
-        return err->code;
-    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_SERVICE_CONFIG_SET, err);
-    if (!st)
-        goto out_rollback;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, rt_time_now_ns());
-    sqlite3_bind_int(st, 3, cfg->enabled ? 1 : 0);
-    sqlite3_bind_text(st, 4, rt__store_config_type_text(cfg->type), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 5, cfg->sampling_interval_us);
-    sqlite3_bind_int64(st, 6, cfg->upload_interval_s);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
-        rt__sqlite_fail(db->w, rc, "setting a service config", err);
-        goto out_rollback;
-    }
-    return rt__sqlite_commit(db, err);
-
-out_rollback:
-    rt__sqlite_rollback(db);
-    return err->code;
+    struct rt__sqlite_arg args[] = {
+        RT__SQLITE_TEXT(name),
+        RT__SQLITE_I64(rt_time_now_ns()),
+        RT__SQLITE_I64(cfg->enabled ? 1 : 0),
+        RT__SQLITE_TEXT(rt__store_config_type_text(cfg->type)),
+        RT__SQLITE_I64(cfg->sampling_interval_us),
+        RT__SQLITE_I64(cfg->upload_interval_s)};
+    return rt__sqlite_write_one(s->be, RT__SQL_SERVICE_CONFIG_SET, args, 6,
+                                "setting a service config", err);
 }
 
 /* The config of a SERVICE_CONFIGS row; a type other than cpu or wall reads as "". */
@@ -46,26 +32,25 @@ static void row_config(sqlite3_stmt *st, struct rt_service_config *cfg)
     cfg->upload_interval_s = sqlite3_column_int64(st, 4);
 }
 
+struct configs_scan {
+    rt_store_service_config_cb cb;
+    void *ud;
+};
+
+static int config_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    struct configs_scan *u = ud;
+    struct rt_service_config cfg;
+    row_config(st, &cfg);
+    return u->cb(u->ud, rt__sqlite_text(st, 0), &cfg);
+}
+
 int rt__sqlite_scan_service_configs(struct rt_store *s, rt_store_service_config_cb cb, void *ud,
                                     struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c;
-    sqlite3_stmt *st;
-    if (rt__sqlite_read_begin(db, RT__SQL_SERVICE_CONFIGS, &c, &st, err))
-        return err->code;
-    int ret = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rt_service_config cfg;
-        row_config(st, &cfg);
-        if ((ret = cb(ud, rt__sqlite_text(st, 0), &cfg)))
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning service configs", err);
-out_end_read:
-    rt__sqlite_read_end(db, c, st);
-    return ret;
+    struct configs_scan u = {cb, ud};
+    return rt__sqlite_each_row(s->be, RT__SQL_SERVICE_CONFIGS, NULL, 0, config_row, &u,
+                               "scanning service configs", err);
 }
 
 /* Registers or refreshes the instance a poll comes from with what it reports (NULL strings
@@ -115,34 +100,33 @@ int rt__sqlite_put_polls(struct rt_store *s, const struct rt_poll *polls, size_t
     return rt__sqlite_commit(db, err);
 }
 
+struct status_scan {
+    rt_store_instance_status_cb cb;
+    void *ud;
+};
+
+static int status_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    struct status_scan *u = ud;
+    struct rt_instance_status is = {
+        .service = rt__sqlite_text(st, 0),
+        .instance = rt__sqlite_text(st, 1),
+        .status = rt__sqlite_text(st, 2),
+        .interval_us = sqlite3_column_int64(st, 3),
+        .poll_interval_s = sqlite3_column_int64(st, 4),
+        .last_seen_ns = sqlite3_column_int64(st, 5),
+    };
+    return u->cb(u->ud, &is);
+}
+
 int rt__sqlite_scan_instance_status(struct rt_store *s, const char *service,
                                     rt_store_instance_status_cb cb, void *ud,
                                     struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c;
-    sqlite3_stmt *st;
-    if (rt__sqlite_read_begin(db, RT__SQL_INSTANCE_STATUS, &c, &st, err))
-        return err->code;
-    int ret = 0, rc;
-    rt__sqlite_bind_text(st, 1, service);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rt_instance_status is = {
-            .service = rt__sqlite_text(st, 0),
-            .instance = rt__sqlite_text(st, 1),
-            .status = rt__sqlite_text(st, 2),
-            .interval_us = sqlite3_column_int64(st, 3),
-            .poll_interval_s = sqlite3_column_int64(st, 4),
-            .last_seen_ns = sqlite3_column_int64(st, 5),
-        };
-        if ((ret = cb(ud, &is)))
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning instance status", err);
-out_end_read:
-    rt__sqlite_read_end(db, c, st);
-    return ret;
+    struct status_scan u = {cb, ud};
+    struct rt__sqlite_arg args[] = {RT__SQLITE_TEXT(service)};
+    return rt__sqlite_each_row(s->be, RT__SQL_INSTANCE_STATUS, args, 1, status_row, &u,
+                               "scanning instance status", err);
 }
 
 int rt__sqlite_put_key(struct rt_store *s, const struct rt_key *k, int64_t *id,
@@ -151,30 +135,19 @@ int rt__sqlite_put_key(struct rt_store *s, const struct rt_key *k, int64_t *id,
     struct rt__sqlite *db = s->be;
     if (rt__sqlite_begin(db, true, err))
         return err->code;
-    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_KEY_ADD, err);
-    if (!st)
-        goto out_rollback;
-    sqlite3_bind_text(st, 1, k->scope, -1, SQLITE_STATIC);
-    rt__sqlite_bind_text(st, 2, k->service);
-    rt__sqlite_bind_text(st, 3, k->name);
-    sqlite3_bind_blob(st, 4, k->hash, (int)sizeof(k->hash), SQLITE_STATIC);
-    sqlite3_bind_int64(st, 5, k->created_at_ns);
-    sqlite3_bind_int64(st, 6, k->revoked_at_ns);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
-        rt__sqlite_fail(db->w, rc, "storing a key", err);
-        goto out_rollback;
+    struct rt__sqlite_arg args[] = {
+        RT__SQLITE_TEXT(k->scope),         RT__SQLITE_TEXT(k->service),
+        RT__SQLITE_TEXT(k->name),          RT__SQLITE_BLOB(k->hash, sizeof(k->hash)),
+        RT__SQLITE_I64(k->created_at_ns), RT__SQLITE_I64(k->revoked_at_ns)};
+    if (rt__sqlite_step_write(db, RT__SQL_KEY_ADD, args, 6, "storing a key", err)) {
+        rt__sqlite_rollback(db);
+        return err->code;
     }
     int64_t new_id = sqlite3_last_insert_rowid(db->w->db);
     if (rt__sqlite_commit(db, err))
         return err->code;
     *id = new_id;
     return 0;
-
-out_rollback:
-    rt__sqlite_rollback(db);
-    return err->code;
 }
 
 /* Fills k from a KEYS row; false when its hash is not 32 bytes (a damaged row). */
@@ -194,29 +167,25 @@ static bool row_key(sqlite3_stmt *st, struct rt_key *k)
     return true;
 }
 
+struct keys_scan {
+    rt_store_key_cb cb;
+    void *ud;
+};
+
+static int key_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    struct keys_scan *u = ud;
+    struct rt_key k;
+    if (!row_key(st, &k))
+        return rt_error_set(err, RT_EIO, "key %lld: stored hash is not 32 bytes",
+                            (long long)sqlite3_column_int64(st, 0));
+    return u->cb(u->ud, &k);
+}
+
 int rt__sqlite_scan_keys(struct rt_store *s, rt_store_key_cb cb, void *ud, struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c;
-    sqlite3_stmt *st;
-    if (rt__sqlite_read_begin(db, RT__SQL_KEYS, &c, &st, err))
-        return err->code;
-    int ret = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rt_key k;
-        if (!row_key(st, &k)) {
-            ret = rt_error_set(err, RT_EIO, "key %lld: stored hash is not 32 bytes",
-                               (long long)sqlite3_column_int64(st, 0));
-            goto out_end_read;
-        }
-        if ((ret = cb(ud, &k)))
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning keys", err);
-out_end_read:
-    rt__sqlite_read_end(db, c, st);
-    return ret;
+    struct keys_scan u = {cb, ud};
+    return rt__sqlite_each_row(s->be, RT__SQL_KEYS, NULL, 0, key_row, &u, "scanning keys", err);
 }
 
 int rt__sqlite_revoke_key(struct rt_store *s, int64_t id, int64_t at_ns, struct rt_error *err)
@@ -224,81 +193,52 @@ int rt__sqlite_revoke_key(struct rt_store *s, int64_t id, int64_t at_ns, struct 
     struct rt__sqlite *db = s->be;
     if (rt__sqlite_begin(db, true, err))
         return err->code;
-    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_KEY_REVOKE, err);
-    if (!st)
-        goto out_rollback;
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int64(st, 2, at_ns);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
-        rt__sqlite_fail(db->w, rc, "revoking a key", err);
-        goto out_rollback;
-    }
-    if (sqlite3_changes(db->w->db) == 0) {
-        rt_error_set(err, RT_ENOTFOUND, "no active key %lld", (long long)id);
-        goto out_rollback;
+    struct rt__sqlite_arg args[] = {RT__SQLITE_I64(id), RT__SQLITE_I64(at_ns)};
+    int rc = rt__sqlite_step_write(db, RT__SQL_KEY_REVOKE, args, 2, "revoking a key", err);
+    if (!rc && sqlite3_changes(db->w->db) == 0)
+        rc = rt_error_set(err, RT_ENOTFOUND, "no active key %lld", (long long)id);
+    if (rc) {
+        rt__sqlite_rollback(db);
+        return rc;
     }
     return rt__sqlite_commit(db, err);
-
-out_rollback:
-    rt__sqlite_rollback(db);
-    return err->code;
 }
 
 int rt__sqlite_put_audit(struct rt_store *s, const struct rt_audit *a, struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    if (rt__sqlite_begin(db, true, err))
-        return err->code;
-    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_AUDIT_ADD, err);
-    if (!st)
-        goto out_rollback;
-    sqlite3_bind_int64(st, 1, a->at_ns);
-    sqlite3_bind_text(st, 2, a->actor, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, a->action, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, a->target, -1, SQLITE_STATIC);
-    rt__sqlite_bind_text(st, 5, a->detail);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
-        rt__sqlite_fail(db->w, rc, "storing an audit record", err);
-        goto out_rollback;
-    }
-    return rt__sqlite_commit(db, err);
+    struct rt__sqlite_arg args[] = {RT__SQLITE_I64(a->at_ns), RT__SQLITE_TEXT(a->actor),
+                                    RT__SQLITE_TEXT(a->action), RT__SQLITE_TEXT(a->target),
+                                    RT__SQLITE_TEXT(a->detail)};
+    return rt__sqlite_write_one(s->be, RT__SQL_AUDIT_ADD, args, 5, "storing an audit record",
+                                err);
+}
 
-out_rollback:
-    rt__sqlite_rollback(db);
-    return err->code;
+struct audit_scan {
+    rt_store_audit_cb cb;
+    void *ud;
+};
+
+static int audit_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    struct audit_scan *u = ud;
+    struct rt_audit a = {
+        .at_ns = sqlite3_column_int64(st, 0),
+        .actor = rt__sqlite_text(st, 1),
+        .action = rt__sqlite_text(st, 2),
+        .target = rt__sqlite_text(st, 3),
+        .detail = rt__sqlite_text(st, 4),
+    };
+    return u->cb(u->ud, &a);
 }
 
 int rt__sqlite_scan_audit(struct rt_store *s, int64_t from_ns, int64_t to_ns, size_t limit,
                           rt_store_audit_cb cb, void *ud, struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c;
-    sqlite3_stmt *st;
-    if (rt__sqlite_read_begin(db, RT__SQL_AUDIT, &c, &st, err))
-        return err->code;
-    int ret = 0, rc;
-    sqlite3_bind_int64(st, 1, from_ns);
-    sqlite3_bind_int64(st, 2, to_ns);
+    struct audit_scan u = {cb, ud};
     /* LIMIT -1: no limit */
-    sqlite3_bind_int64(st, 3, limit == 0 || limit > INT64_MAX ? -1 : (int64_t)limit);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rt_audit a = {
-            .at_ns = sqlite3_column_int64(st, 0),
-            .actor = rt__sqlite_text(st, 1),
-            .action = rt__sqlite_text(st, 2),
-            .target = rt__sqlite_text(st, 3),
-            .detail = rt__sqlite_text(st, 4),
-        };
-        if ((ret = cb(ud, &a)))
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning the audit log", err);
-out_end_read:
-    rt__sqlite_read_end(db, c, st);
-    return ret;
+    struct rt__sqlite_arg args[] = {
+        RT__SQLITE_I64(from_ns), RT__SQLITE_I64(to_ns),
+        RT__SQLITE_I64(limit == 0 || limit > INT64_MAX ? -1 : (int64_t)limit)};
+    return rt__sqlite_each_row(s->be, RT__SQL_AUDIT, args, 3, audit_row, &u,
+                               "scanning the audit log", err);
 }

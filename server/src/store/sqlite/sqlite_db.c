@@ -360,6 +360,64 @@ void rt__sqlite_read_end(struct rt__sqlite *db, struct rt__sqlite_conn *c, sqlit
     rt__sqlite_release(db, c);
 }
 
+static void bind_args(sqlite3_stmt *st, const struct rt__sqlite_arg *args, size_t nargs)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        int k = (int)i + 1;
+        if (args[i].kind == RT__SQLITE_ARG_TEXT)
+            rt__sqlite_bind_text(st, k, args[i].ptr);
+        else if (args[i].kind == RT__SQLITE_ARG_BLOB)
+            sqlite3_bind_blob(st, k, args[i].ptr, (int)args[i].i64, SQLITE_STATIC);
+        else
+            sqlite3_bind_int64(st, k, args[i].i64);
+    }
+}
+
+int rt__sqlite_step_write(struct rt__sqlite *db, enum rt__sql id,
+                          const struct rt__sqlite_arg *args, size_t nargs, const char *what,
+                          struct rt_error *err)
+{
+    sqlite3_stmt *st = rt__sqlite_stmt(db->w, id, err);
+    if (!st)
+        return err->code ? err->code : RT_EIO;
+    bind_args(st, args, nargs);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : rt__sqlite_fail(db->w, rc, what, err);
+}
+
+int rt__sqlite_write_one(struct rt__sqlite *db, enum rt__sql id,
+                         const struct rt__sqlite_arg *args, size_t nargs, const char *what,
+                         struct rt_error *err)
+{
+    if (rt__sqlite_begin(db, true, err))
+        return err->code;
+    if (rt__sqlite_step_write(db, id, args, nargs, what, err)) {
+        rt__sqlite_rollback(db);
+        return err->code;
+    }
+    return rt__sqlite_commit(db, err);
+}
+
+int rt__sqlite_each_row(struct rt__sqlite *db, enum rt__sql id, const struct rt__sqlite_arg *args,
+                        size_t nargs, rt__sqlite_row_fn row, void *ud, const char *what,
+                        struct rt_error *err)
+{
+    struct rt__sqlite_conn *c;
+    sqlite3_stmt *st;
+    if (rt__sqlite_read_begin(db, id, &c, &st, err))
+        return err->code;
+    bind_args(st, args, nargs);
+    int ret = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if ((ret = row(ud, st, err)))
+            break;
+    if (!ret && rc != SQLITE_DONE)
+        ret = rt__sqlite_fail(c, rc, what, err);
+    rt__sqlite_read_end(db, c, st);
+    return ret;
+}
+
 int rt__sqlite_begin(struct rt__sqlite *db, bool durable, struct rt_error *err)
 {
     pthread_mutex_lock(&db->wlock);

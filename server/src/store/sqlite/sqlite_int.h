@@ -211,6 +211,40 @@ int rt__sqlite_read_begin(struct rt__sqlite *db, enum rt__sql id, struct rt__sql
 /* Ends a read begun by rt__sqlite_read_begin: resets st and returns c to the pool. */
 void rt__sqlite_read_end(struct rt__sqlite *db, struct rt__sqlite_conn *c, sqlite3_stmt *st);
 
+/* One parameter of a statement: an integer, a string (NULL binds NULL) or a blob. */
+struct rt__sqlite_arg {
+    enum { RT__SQLITE_ARG_I64, RT__SQLITE_ARG_TEXT, RT__SQLITE_ARG_BLOB } kind;
+    const void *ptr; /* text or blob */
+    int64_t i64;     /* the integer, or the blob's length */
+};
+#define RT__SQLITE_I64(v) ((struct rt__sqlite_arg){RT__SQLITE_ARG_I64, NULL, (v)})
+#define RT__SQLITE_TEXT(s) ((struct rt__sqlite_arg){RT__SQLITE_ARG_TEXT, (s), 0})
+#define RT__SQLITE_BLOB(p, n) ((struct rt__sqlite_arg){RT__SQLITE_ARG_BLOB, (p), (int64_t)(n)})
+
+/* Runs write statement id with args bound as ?1..?n on the writer, inside the transaction
+ * the caller holds (rt__sqlite_begin). what names it in an error ("storing a deploy").
+ * Returns 0 or a negative RT_E* (the caller rolls back). */
+int rt__sqlite_step_write(struct rt__sqlite *db, enum rt__sql id,
+                          const struct rt__sqlite_arg *args, size_t nargs, const char *what,
+                          struct rt_error *err);
+
+/* One durable write of its own: a transaction holding rt__sqlite_step_write, committed.
+ * Returns 0 (durable) or a negative RT_E* (rolled back). */
+int rt__sqlite_write_one(struct rt__sqlite *db, enum rt__sql id,
+                         const struct rt__sqlite_arg *args, size_t nargs, const char *what,
+                         struct rt_error *err);
+
+/* A scan's row reader: turns the row into the store's struct and calls the scan's callback;
+ * a non-zero return stops the scan. */
+typedef int (*rt__sqlite_row_fn)(void *ud, sqlite3_stmt *st, struct rt_error *err);
+
+/* Every read the store's scans make: statement id on a reader with args bound as ?1..?n, then
+ * row(ud, st, err) per row. what names the scan in an error ("scanning deploys"). Returns 0,
+ * row's non-zero value (the scan stops there), or a negative RT_E*. */
+int rt__sqlite_each_row(struct rt__sqlite *db, enum rt__sql id, const struct rt__sqlite_arg *args,
+                        size_t nargs, rt__sqlite_row_fn row, void *ud, const char *what,
+                        struct rt_error *err);
+
 /* The operations of sqlite_profiles.c and sqlite_meta.c. */
 int rt__sqlite_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
                             struct rt_store_put_result *res, struct rt_error *err);

@@ -92,82 +92,60 @@ int rt__sqlite_put_poll(struct rt_store *s, const char *service, const char *ins
     return rt__sqlite_commit(db, err);
 }
 
+struct liveness_scan {
+    rt_store_liveness_cb cb;
+    void *ud;
+};
+
+static int liveness_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    struct liveness_scan *u = ud;
+    struct rt_liveness l = {rt__sqlite_text(st, 0), sqlite3_column_int64(st, 1),
+                            sqlite3_column_int64(st, 2)};
+    if (!l.instance)
+        l.instance = "";
+    return u->cb(u->ud, &l);
+}
+
 int rt__sqlite_scan_liveness(struct rt_store *s, const char *service, int64_t from_ns,
                              int64_t to_ns, rt_store_liveness_cb cb, void *ud,
                              struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c;
-    sqlite3_stmt *st;
-    if (rt__sqlite_read_begin(db, RT__SQL_LIVENESS, &c, &st, err))
-        return err->code;
-    int ret = 0, rc;
-    sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, from_ns);
-    sqlite3_bind_int64(st, 3, to_ns);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rt_liveness l = {rt__sqlite_text(st, 0), sqlite3_column_int64(st, 1),
-                                sqlite3_column_int64(st, 2)};
-        if (!l.instance)
-            l.instance = "";
-        if ((ret = cb(ud, &l)))
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning liveness", err);
-out_end_read:
-    rt__sqlite_read_end(db, c, st);
-    return ret;
+    struct liveness_scan u = {cb, ud};
+    struct rt__sqlite_arg args[] = {RT__SQLITE_TEXT(service), RT__SQLITE_I64(from_ns),
+                                    RT__SQLITE_I64(to_ns)};
+    return rt__sqlite_each_row(s->be, RT__SQL_LIVENESS, args, 3, liveness_row, &u,
+                               "scanning liveness", err);
 }
 
 int rt__sqlite_put_deploy(struct rt_store *s, const struct rt_deploy *d, struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    if (rt__sqlite_begin(db, true, err))
-        return err->code;
-    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_DEPLOY_ADD, err);
-    if (!st)
-        goto out_rollback;
-    sqlite3_bind_text(st, 1, d->service, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, d->version, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, d->at_ns);
-    sqlite3_bind_text(st, 4, d->source, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
-        rt__sqlite_fail(db->w, rc, "storing a deploy", err);
-        goto out_rollback;
-    }
-    return rt__sqlite_commit(db, err);
+    struct rt__sqlite_arg args[] = {RT__SQLITE_TEXT(d->service), RT__SQLITE_TEXT(d->version),
+                                    RT__SQLITE_I64(d->at_ns), RT__SQLITE_TEXT(d->source)};
+    return rt__sqlite_write_one(s->be, RT__SQL_DEPLOY_ADD, args, 4, "storing a deploy", err);
+}
 
-out_rollback:
-    rt__sqlite_rollback(db);
-    return err->code;
+struct deploys_scan {
+    rt_store_deploy_cb cb;
+    void *ud;
+};
+
+static int deploy_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    struct deploys_scan *u = ud;
+    struct rt_deploy d = {rt__sqlite_text(st, 0), rt__sqlite_text(st, 1),
+                          rt__sqlite_text(st, 2), sqlite3_column_int64(st, 3)};
+    return u->cb(u->ud, &d);
 }
 
 int rt__sqlite_scan_deploys(struct rt_store *s, const char *service, int64_t from_ns,
                             int64_t to_ns, rt_store_deploy_cb cb, void *ud, struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c;
-    sqlite3_stmt *st;
-    if (rt__sqlite_read_begin(db, RT__SQL_DEPLOYS, &c, &st, err))
-        return err->code;
-    int ret = 0, rc;
-    rt__sqlite_bind_text(st, 1, service);
-    sqlite3_bind_int64(st, 2, from_ns);
-    sqlite3_bind_int64(st, 3, to_ns);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rt_deploy d = {rt__sqlite_text(st, 0), rt__sqlite_text(st, 1),
-                              rt__sqlite_text(st, 2), sqlite3_column_int64(st, 3)};
-        if ((ret = cb(ud, &d)))
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning deploys", err);
-out_end_read:
-    rt__sqlite_read_end(db, c, st);
-    return ret;
+    struct deploys_scan u = {cb, ud};
+    struct rt__sqlite_arg args[] = {RT__SQLITE_TEXT(service), RT__SQLITE_I64(from_ns),
+                                    RT__SQLITE_I64(to_ns)};
+    return rt__sqlite_each_row(s->be, RT__SQL_DEPLOYS, args, 3, deploy_row, &u,
+                               "scanning deploys", err);
 }
 
 int rt__sqlite_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
@@ -176,115 +154,103 @@ int rt__sqlite_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *
     struct rt__sqlite *db = s->be;
     if (rt__sqlite_begin(db, true, err))
         return err->code;
-    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_ISSUE_ADD, err);
-    if (!st)
-        goto out_rollback;
-    sqlite3_bind_text(st, 1, i->service, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, i->title, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, i->started_at_ns);
-    sqlite3_bind_int64(st, 4, i->created_at_ns ? i->created_at_ns : rt_time_now_ns());
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
-        rt__sqlite_fail(db->w, rc, "storing an issue", err);
-        goto out_rollback;
+    struct rt__sqlite_arg args[] = {
+        RT__SQLITE_TEXT(i->service), RT__SQLITE_TEXT(i->title), RT__SQLITE_I64(i->started_at_ns),
+        RT__SQLITE_I64(i->created_at_ns ? i->created_at_ns : rt_time_now_ns())};
+    if (rt__sqlite_step_write(db, RT__SQL_ISSUE_ADD, args, 4, "storing an issue", err)) {
+        rt__sqlite_rollback(db);
+        return err->code;
     }
     int64_t new_id = sqlite3_last_insert_rowid(db->w->db);
     if (rt__sqlite_commit(db, err))
         return err->code;
     *id = new_id;
     return 0;
+}
 
-out_rollback:
-    rt__sqlite_rollback(db);
-    return err->code;
+struct issues_scan {
+    rt_store_issue_cb cb;
+    void *ud;
+    bool any;
+};
+
+static int issue_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    struct issues_scan *u = ud;
+    u->any = true;
+    struct rt_issue i = {sqlite3_column_int64(st, 0), rt__sqlite_text(st, 1),
+                         rt__sqlite_text(st, 2), sqlite3_column_int64(st, 3),
+                         sqlite3_column_int64(st, 4)};
+    return u->cb(u->ud, &i);
 }
 
 int rt__sqlite_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
                            struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c;
-    sqlite3_stmt *st;
-    enum rt__sql q = id >= 0 ? RT__SQL_ISSUE_ONE : RT__SQL_ISSUES_ALL;
-    if (rt__sqlite_read_begin(db, q, &c, &st, err))
-        return err->code;
-    int ret = 0, rc;
-    bool any = false;
-    if (id >= 0)
-        sqlite3_bind_int64(st, 1, id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        any = true;
-        struct rt_issue i = {sqlite3_column_int64(st, 0), rt__sqlite_text(st, 1),
-                             rt__sqlite_text(st, 2), sqlite3_column_int64(st, 3),
-                             sqlite3_column_int64(st, 4)};
-        if ((ret = cb(ud, &i)))
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning issues", err);
-    else if (id >= 0 && !any)
+    struct issues_scan u = {cb, ud, false};
+    struct rt__sqlite_arg one[] = {RT__SQLITE_I64(id)};
+    int ret = id >= 0 ? rt__sqlite_each_row(s->be, RT__SQL_ISSUE_ONE, one, 1, issue_row, &u,
+                                            "scanning issues", err)
+                      : rt__sqlite_each_row(s->be, RT__SQL_ISSUES_ALL, NULL, 0, issue_row, &u,
+                                            "scanning issues", err);
+    if (!ret && id >= 0 && !u.any)
         ret = rt_error_set(err, RT_ENOTFOUND, "no issue %lld", (long long)id);
-out_end_read:
-    rt__sqlite_read_end(db, c, st);
     return ret;
+}
+
+struct services_scan {
+    rt_store_service_cb cb;
+    void *ud;
+};
+
+static int service_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    struct services_scan *u = ud;
+    struct rt_service_info svc = {
+        .name = rt__sqlite_text(st, 0),
+        .profiling_enabled = sqlite3_column_int(st, 1) != 0,
+        .last_upload_ns = sqlite3_column_int64(st, 2),
+        .has_cpu = sqlite3_column_int(st, 3) != 0,
+        .has_wall = sqlite3_column_int(st, 4) != 0,
+    };
+    return u->cb(u->ud, &svc);
 }
 
 int rt__sqlite_scan_services(struct rt_store *s, rt_store_service_cb cb, void *ud,
                              struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c;
-    sqlite3_stmt *st;
-    if (rt__sqlite_read_begin(db, RT__SQL_SERVICES, &c, &st, err))
-        return err->code;
-    int ret = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rt_service_info svc = {
-            .name = rt__sqlite_text(st, 0),
-            .profiling_enabled = sqlite3_column_int(st, 1) != 0,
-            .last_upload_ns = sqlite3_column_int64(st, 2),
-            .has_cpu = sqlite3_column_int(st, 3) != 0,
-            .has_wall = sqlite3_column_int(st, 4) != 0,
-        };
-        if ((ret = cb(ud, &svc)))
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning services", err);
-out_end_read:
-    rt__sqlite_read_end(db, c, st);
-    return ret;
+    struct services_scan u = {cb, ud};
+    return rt__sqlite_each_row(s->be, RT__SQL_SERVICES, NULL, 0, service_row, &u,
+                               "scanning services", err);
+}
+
+struct instances_scan {
+    rt_store_instance_cb cb;
+    void *ud;
+};
+
+static int instance_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    struct instances_scan *u = ud;
+    struct rt_instance_info inst = {
+        .service = rt__sqlite_text(st, 0),
+        .instance = rt__sqlite_text(st, 1),
+        .runtime = rt__sqlite_text(st, 2),
+        .runtime_version = rt__sqlite_text(st, 3),
+        .sdk_version = rt__sqlite_text(st, 4),
+        .version = rt__sqlite_text(st, 5),
+        .status = rt__sqlite_text(st, 6),
+        .first_seen_ns = sqlite3_column_int64(st, 7),
+        .last_seen_ns = sqlite3_column_int64(st, 8),
+    };
+    return u->cb(u->ud, &inst);
 }
 
 int rt__sqlite_scan_instances(struct rt_store *s, const char *service, rt_store_instance_cb cb,
                               void *ud, struct rt_error *err)
 {
-    struct rt__sqlite *db = s->be;
-    struct rt__sqlite_conn *c;
-    sqlite3_stmt *st;
-    if (rt__sqlite_read_begin(db, RT__SQL_INSTANCES, &c, &st, err))
-        return err->code;
-    int ret = 0, rc;
-    rt__sqlite_bind_text(st, 1, service);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rt_instance_info inst = {
-            .service = rt__sqlite_text(st, 0),
-            .instance = rt__sqlite_text(st, 1),
-            .runtime = rt__sqlite_text(st, 2),
-            .runtime_version = rt__sqlite_text(st, 3),
-            .sdk_version = rt__sqlite_text(st, 4),
-            .version = rt__sqlite_text(st, 5),
-            .status = rt__sqlite_text(st, 6),
-            .first_seen_ns = sqlite3_column_int64(st, 7),
-            .last_seen_ns = sqlite3_column_int64(st, 8),
-        };
-        if ((ret = cb(ud, &inst)))
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning instances", err);
-out_end_read:
-    rt__sqlite_read_end(db, c, st);
-    return ret;
+    struct instances_scan u = {cb, ud};
+    struct rt__sqlite_arg args[] = {RT__SQLITE_TEXT(service)};
+    return rt__sqlite_each_row(s->be, RT__SQL_INSTANCES, args, 1, instance_row, &u,
+                               "scanning instances", err);
 }

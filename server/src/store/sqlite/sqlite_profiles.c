@@ -522,17 +522,11 @@ static int retain_batch(struct rt__sqlite *db, int64_t cutoff_ns, int64_t *n,
 {
     if (rt__sqlite_begin(db, true, err))
         return err->code;
-    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_RETAIN_PROFILES, err);
-    if (!st)
+    struct rt__sqlite_arg args[] = {RT__SQLITE_I64(cutoff_ns),
+                                    RT__SQLITE_I64(RT__SQLITE_RETAIN_BATCH)};
+    if (rt__sqlite_step_write(db, RT__SQL_RETAIN_PROFILES, args, 2, "deleting old profiles",
+                              err))
         goto out_rollback;
-    sqlite3_bind_int64(st, 1, cutoff_ns);
-    sqlite3_bind_int(st, 2, RT__SQLITE_RETAIN_BATCH);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
-        rt__sqlite_fail(db->w, rc, "deleting old profiles", err);
-        goto out_rollback;
-    }
     *n = sqlite3_changes(db->w->db);
     if (*n && update_meta(db->w, RT__SQL_META_ADD, "profile_count", -*n, err))
         goto out_rollback;
@@ -546,22 +540,8 @@ out_rollback:
 /* Deletes poll segments that ended before the cutoff. */
 static int retain_polls(struct rt__sqlite *db, int64_t cutoff_ns, struct rt_error *err)
 {
-    if (rt__sqlite_begin(db, true, err))
-        return err->code;
-    sqlite3_stmt *st = rt__sqlite_stmt(db->w, RT__SQL_RETAIN_POLLS, err);
-    if (!st) {
-        rt__sqlite_rollback(db);
-        return err->code;
-    }
-    sqlite3_bind_int64(st, 1, cutoff_ns);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
-        rt__sqlite_fail(db->w, rc, "deleting old polls", err);
-        rt__sqlite_rollback(db);
-        return err->code;
-    }
-    return rt__sqlite_commit(db, err);
+    struct rt__sqlite_arg args[] = {RT__SQLITE_I64(cutoff_ns)};
+    return rt__sqlite_write_one(db, RT__SQL_RETAIN_POLLS, args, 1, "deleting old polls", err);
 }
 
 /* Gives free pages back to the file system a bounded step at a time. */
