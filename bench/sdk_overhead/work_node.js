@@ -57,8 +57,10 @@ async function main() {
     rt = require(sdkDir);
     profiler = rt.start({ server, key, service, version: 'bench-1' });
     const deadline = Date.now() + 15000;
-    while (rt.status() !== 'profiling') {
-      if (Date.now() > deadline) throw new Error(`SDK not profiling after 15 s: ${rt.status()}`);
+    while (rt.status().state !== 'profiling') {
+      if (Date.now() > deadline) {
+        throw new Error(`SDK not profiling after 15 s: ${rt.status().status}`);
+      }
       await new Promise((r) => setTimeout(r, 10));
     }
   }

@@ -157,8 +157,11 @@ def row_ab(n, service, d, target):
     """One A/B run's line: the target's rank, delta_pp, z and significance."""
     rank, row, _ = judge(d, target)
     r = row or {}
+    top = d["functions"][0] if d["functions"] else {}
+    above = "" if rank == 1 else (f"  first: {top.get('name', '-')} ({top.get('delta_pp', 0):+.2f} "
+                                  f"pp, z {fmt_z(top.get('z')).strip()})")
     print(f"{n:>4} A/B  {service:16} {rank or '-':>4} {r.get('delta_pp', 0):+8.2f} "
-          f"{fmt_z(r.get('z'))} {'yes' if r.get('significant') else 'no':>3}")
+          f"{fmt_z(r.get('z'))} {'yes' if r.get('significant') else 'no':>3}{above}")
     return rank == 1 and bool(r.get("significant"))
 
 

@@ -39,7 +39,7 @@ func main() {
 	}
 	if os.Getenv("ROOTTRACE_SERVER") != "" {
 		// Server and Key come from ROOTTRACE_SERVER and ROOTTRACE_KEY.
-		if err := roottrace.Start(roottrace.Config{Service: service, Version: version}); err != nil {
+		if err := roottrace.Start(roottrace.Options{Service: service, Version: version}); err != nil {
 			log.Printf("profiling not started: %v", err)
 		}
 	}

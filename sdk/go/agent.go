@@ -61,7 +61,7 @@ const (
 
 // agent is one SDK instance.
 type agent struct {
-	opts Config      // as normalized by Start
+	opts Options     // as normalized by Start
 	lim  limits      // clamp bounds (defaultLimits except in tests)
 	http *httpClient // requests to the server
 	up   *uploader   // queue of finished profiles
@@ -99,7 +99,7 @@ type agent struct {
 }
 
 // newAgent returns an agent for normalized options; an error for bad options.
-func newAgent(opts Config, lim limits) (*agent, error) {
+func newAgent(opts Options, lim limits) (*agent, error) {
 	c, err := newHTTPClient(opts.Server, opts.Key, lim)
 	if err != nil {
 		return nil, err

@@ -14,99 +14,101 @@ import (
 	"unicode/utf8"
 )
 
-// Clamp bounds. Whatever the server says, these hold: a spoofed or broken control plane
-// cannot make the SDK spin, flood the network or grow without bound.
-const (
-	// Go's CPU profiler samples at a fixed 100 Hz (runtime/pprof's StartCPUProfile; the
-	// SDK never calls runtime.SetCPUProfileRate), so the effective interval is always
-	// this, whatever the config asks; the configured interval only shows in the status.
-	goSamplingIntervalUS = 10000
-	// Upload interval 10-300 s: at most one upload per 10 s per instance keeps the
-	// server's ingest load bounded; more than 5 min between uploads loses too much on a
-	// crash.
-	uploadIntervalMin = 10 * time.Second
-	uploadIntervalMax = 300 * time.Second
-	// Stack depth at most 256 frames (leaf side kept): bounds the profile's size.
-	stackDepthMin = 1
-	stackDepthMax = 256
-	// Poll interval 1-600 s: at most one config request a second; a config still arrives
-	// at least every 10 minutes, and the 3-interval fail-closed rule then still acts.
-	pollIntervalMin = 1 * time.Second
-	pollIntervalMax = 600 * time.Second
-	// Upload body at most 4 MiB compressed: the server takes 16 MiB, an SDK stays under.
-	uploadMaxBytes = 4 << 20
-	// A config is ~200 bytes; an answer larger than this is refused without reading it.
-	configMaxBytes = 64 << 10
-	// An etag is sent back in every poll's query: at most this many characters, each
-	// printable ASCII but '"' (RFC 9110's etagc without obs-text). The server's are 64 hex
-	// digits; a longer one (up to the 64 KiB body) makes the server refuse every later poll
-	// with 414, and the SDK would stay off for good.
-	etagMaxLen = 256
-	// After a held poll returns because of a change, poll again at once, but never more
-	// often than once a second (docs/control-plane.md).
-	repollMin = 1 * time.Second
-	// The server holds a poll at most 30 s; we ask for the poll interval, at most this.
-	pollWaitMax = 30 * time.Second
-	// A poll gets `wait` plus this long to answer in full (headers and body): a slow drip
-	// cannot hold the poller longer.
-	requestSlack = 10 * time.Second
-	// Uploads: connect timeout and whole-request deadline.
-	connectTimeout = 5 * time.Second
-	uploadDeadline = 30 * time.Second
-	// Distinct stacks in one profile: bounds conversion memory; the lightest stacks
-	// beyond it are counted under one "(trimmed)" stack.
-	maxStacksPerProfile = 20000
-	// Profiles kept while the server is away (oldest dropped first): bounds memory.
-	queueMaxProfiles = 8
-	// Retry backoff for 5xx and network errors: doubles from the first to the last value.
-	retryBackoffMin = 1 * time.Second
-	retryBackoffMax = 60 * time.Second
-	// Stop() flushes for at most this long (DESIGN §5).
-	flushTimeout = 5 * time.Second
-	// The shortest "on" part of a duty cycle: a shorter profile holds too few samples.
-	dutyOnMin = 1 * time.Second
-	// Defaults the server would send for runtime=go, for fields a config leaves out.
-	defaultUploadInterval = 60 * time.Second
-	defaultPollInterval   = 10 * time.Second
-)
+// Go's CPU profiler samples at a fixed 100 Hz (runtime/pprof's StartCPUProfile; the SDK
+// never calls runtime.SetCPUProfileRate), so the effective interval is always this,
+// whatever the config asks; the configured interval only shows in the status. A property
+// of the runtime, not a bound: it is not in limits.
+const goSamplingIntervalUS = 10000
 
-// limits holds the bounds above as one value. Tests may use a copy with shorter bounds;
-// the SDK itself always uses defaultLimits().
+// limits holds the clamp bounds and the timings that depend on them. Whatever the server
+// says, these hold: a spoofed or broken control plane cannot make the SDK spin, flood the
+// network or grow without bound. Each value is written once, in defaultLimits; tests may
+// use a copy with shorter bounds, the SDK itself always uses defaultLimits().
 type limits struct {
-	uploadIntervalMin time.Duration // shortest profile
-	uploadIntervalMax time.Duration // longest profile
-	stackDepthMax     int           // most frames kept (leaf side)
-	pollIntervalMin   time.Duration // most frequent poll
-	pollIntervalMax   time.Duration // least frequent poll
-	uploadMaxBytes    int           // compressed upload size
-	configMaxBytes    int64         // config answer size
-	repollMin         time.Duration // gap after a change-return
-	pollWaitMax       time.Duration // longest held poll asked for
-	requestSlack      time.Duration // poll deadline beyond `wait`
-	connectTimeout    time.Duration // TCP connect
-	uploadDeadline    time.Duration // whole upload request
-	maxStacks         int           // distinct stacks in a profile
-	queueMax          int           // queued profiles
-	backoffMin        time.Duration // first retry delay
-	backoffMax        time.Duration // longest retry delay
-	flushTimeout      time.Duration // longest flush
-	dutyOnMin         time.Duration // shortest duty-cycle "on" part
-	defaultUpload     time.Duration // upload interval when the config leaves it out
-	defaultPoll       time.Duration // poll interval before a config, or when left out
+	samplingIntervalMinUS int64         // lowest configured interval reported, us
+	samplingIntervalMaxUS int64         // highest configured interval reported, us
+	uploadIntervalMin     time.Duration // shortest profile
+	uploadIntervalMax     time.Duration // longest profile
+	stackDepthMin         int           // fewest frames kept
+	stackDepthMax         int           // most frames kept (leaf side)
+	pollIntervalMin       time.Duration // most frequent poll
+	pollIntervalMax       time.Duration // least frequent poll
+	uploadMaxBytes        int           // compressed upload size
+	configMaxBytes        int64         // config answer size
+	etagMaxLen            int           // etag characters sent back
+	repollMin             time.Duration // gap after a change-return
+	pollWaitMax           time.Duration // longest held poll asked for
+	requestSlack          time.Duration // poll deadline beyond `wait`
+	connectTimeout        time.Duration // TCP connect
+	uploadDeadline        time.Duration // whole upload request
+	maxStacks             int           // distinct stacks in a profile
+	queueMax              int           // queued profiles
+	backoffMin            time.Duration // first retry delay
+	backoffMax            time.Duration // longest retry delay
+	flushTimeout          time.Duration // longest flush
+	dutyOnMin             time.Duration // shortest duty-cycle "on" part
+	defaultUpload         time.Duration // upload interval when the config leaves it out
+	defaultPoll           time.Duration // poll interval before a config, or when left out
 }
 
-// defaultLimits returns the compiled bounds.
+// defaultLimits returns the compiled bounds (DESIGN §5, docs/control-plane.md); the one
+// place each is written.
 func defaultLimits() limits {
 	return limits{
-		uploadIntervalMin: uploadIntervalMin, uploadIntervalMax: uploadIntervalMax,
-		stackDepthMax: stackDepthMax, pollIntervalMin: pollIntervalMin,
-		pollIntervalMax: pollIntervalMax, uploadMaxBytes: uploadMaxBytes,
-		configMaxBytes: configMaxBytes, repollMin: repollMin, pollWaitMax: pollWaitMax,
-		requestSlack: requestSlack, connectTimeout: connectTimeout,
-		uploadDeadline: uploadDeadline, maxStacks: maxStacksPerProfile,
-		queueMax: queueMaxProfiles, backoffMin: retryBackoffMin, backoffMax: retryBackoffMax,
-		flushTimeout: flushTimeout, dutyOnMin: dutyOnMin,
-		defaultUpload: defaultUploadInterval, defaultPoll: defaultPollInterval,
+		// The server accepts a sampling interval of 1 ms to 1 s; the configured value is
+		// clamped to that before it is reported (Go samples at goSamplingIntervalUS).
+		samplingIntervalMinUS: 1000,
+		samplingIntervalMaxUS: 1000000,
+		// Upload interval 10-300 s: at most one upload per 10 s per instance keeps the
+		// server's ingest load bounded; more than 5 min between uploads loses too much on
+		// a crash.
+		uploadIntervalMin: 10 * time.Second,
+		uploadIntervalMax: 300 * time.Second,
+		// Stack depth at most 256 frames (leaf side kept): bounds the profile's size.
+		stackDepthMin: 1,
+		stackDepthMax: 256,
+		// Poll interval 1-600 s: at most one config request a second; a config still
+		// arrives at least every 10 minutes, and the 3-interval fail-closed rule then
+		// still acts.
+		pollIntervalMin: 1 * time.Second,
+		pollIntervalMax: 600 * time.Second,
+		// Upload body at most 4 MiB compressed: the server takes 16 MiB, an SDK stays
+		// under.
+		uploadMaxBytes: 4 << 20,
+		// A config is ~200 bytes; an answer larger than this is refused without reading it.
+		configMaxBytes: 64 << 10,
+		// An etag is sent back in every poll's query: at most this many characters, each
+		// printable ASCII but '"' (RFC 9110's etagc without obs-text). The server's are 64
+		// hex digits; a longer one (up to the 64 KiB body) makes the server refuse every
+		// later poll with 414, and the SDK would stay off for good.
+		etagMaxLen: 256,
+		// After a held poll returns because of a change, poll again at once, but never
+		// more often than once a second (docs/control-plane.md).
+		repollMin: 1 * time.Second,
+		// The server holds a poll at most 30 s; we ask for the poll interval, at most this.
+		pollWaitMax: 30 * time.Second,
+		// A poll gets `wait` plus this long to answer in full (headers and body): a slow
+		// drip cannot hold the poller longer.
+		requestSlack: 10 * time.Second,
+		// Uploads: connect timeout and whole-request deadline.
+		connectTimeout: 5 * time.Second,
+		uploadDeadline: 30 * time.Second,
+		// Distinct stacks in one profile: bounds conversion memory; the lightest stacks
+		// beyond it are counted under one "(trimmed)" stack.
+		maxStacks: 20000,
+		// Profiles kept while the server is away (oldest dropped first): bounds memory.
+		queueMax: 8,
+		// Retry backoff for 5xx and network errors: doubles from the first to the last
+		// value.
+		backoffMin: 1 * time.Second,
+		backoffMax: 60 * time.Second,
+		// Stop() flushes for at most this long (DESIGN §5).
+		flushTimeout: 5 * time.Second,
+		// The shortest "on" part of a duty cycle: a shorter profile holds too few samples.
+		dutyOnMin: 1 * time.Second,
+		// Defaults the server would send for runtime=go, for fields a config leaves out.
+		defaultUpload: 60 * time.Second,
+		defaultPoll:   10 * time.Second,
 	}
 }
 
@@ -170,10 +172,10 @@ func unquoteETag(v string) string {
 	return v
 }
 
-// validETag reports whether v can be sent back as a poll's etag (see etagMaxLen); "" is
-// no etag.
-func validETag(v string) bool {
-	if len(v) > etagMaxLen {
+// validETag reports whether v can be sent back as a poll's etag: at most maxLen printable
+// ASCII characters but '"' (see limits.etagMaxLen); "" is no etag.
+func validETag(v string, maxLen int) bool {
+	if len(v) > maxLen {
 		return false
 	}
 	for i := 0; i < len(v); i++ {
@@ -221,15 +223,16 @@ func parseConfig(body []byte, lim limits, headerETag string) (remoteConfig, erro
 			return c, configErrorf("type is not valid Unicode (a lone surrogate)")
 		}
 	}
-	if c.etag = unquoteETag(headerETag); !validETag(c.etag) {
+	if c.etag = unquoteETag(headerETag); !validETag(c.etag, lim.etagMaxLen) {
 		c.etag = "" // a malformed header is ignored: the next poll asks without etag
 	}
 	if raw, ok := obj["etag"]; ok {
 		if json.Unmarshal(raw, &c.etag) != nil || bytes.Equal(raw, []byte("null")) {
 			return c, configErrorf("etag is not a string")
 		}
-		if !validETag(c.etag) {
-			return c, configErrorf("etag is not at most %d printable ASCII characters", etagMaxLen)
+		if !validETag(c.etag, lim.etagMaxLen) {
+			return c, configErrorf("etag is not at most %d printable ASCII characters",
+				lim.etagMaxLen)
 		}
 	}
 	interval, err := number(obj, "sampling_interval_us", goSamplingIntervalUS)
@@ -248,10 +251,11 @@ func parseConfig(body []byte, lim limits, headerETag string) (remoteConfig, erro
 	if err != nil {
 		return c, err
 	}
-	// The server accepts 1 ms to 1 s; anything else is clamped (only reported in Go).
-	c.samplingIntervalUS = int64(math.Round(clampFloat(interval, 1000, 1e6)))
+	// Clamped to what the server accepts (only reported in Go).
+	c.samplingIntervalUS = int64(math.Round(clampFloat(interval,
+		float64(lim.samplingIntervalMinUS), float64(lim.samplingIntervalMaxUS))))
 	c.uploadInterval = clampDuration(upload, lim.uploadIntervalMin, lim.uploadIntervalMax)
-	c.maxStackDepth = int(clampFloat(depth, stackDepthMin, float64(lim.stackDepthMax)))
+	c.maxStackDepth = int(clampFloat(depth, float64(lim.stackDepthMin), float64(lim.stackDepthMax)))
 	c.pollInterval = clampDuration(poll, lim.pollIntervalMin, lim.pollIntervalMax)
 	return c, nil
 }

@@ -147,29 +147,29 @@ func TestStartRefusesBadOptionsAndReportsThem(t *testing.T) {
 	t.Setenv("ROOTTRACE_SERVER", "")
 	t.Setenv("ROOTTRACE_KEY", "")
 	for _, c := range []struct {
-		cfg  Config
+		opts Options
 		want string
 	}{
-		{Config{}, "error: missing option: server, key, service"},
-		{Config{Server: "ftp://x", Key: "k", Service: "s"}, "error: server must be an http:// or https:// URL"},
-		{Config{Server: "http://x", Key: "k", Service: "a/b"}, "error: invalid service name (contains '/')"},
-		{Config{Server: "http://x", Key: "k", Service: "s", Instance: "a\nb"}, "error: invalid instance name (control character U+000A)"},
-		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: -time.Second, Every: time.Minute}},
+		{Options{}, "error: missing option: server, key, service"},
+		{Options{Server: "ftp://x", Key: "k", Service: "s"}, "error: server must be an http:// or https:// URL"},
+		{Options{Server: "http://x", Key: "k", Service: "a/b"}, "error: invalid service name (contains '/')"},
+		{Options{Server: "http://x", Key: "k", Service: "s", Instance: "a\nb"}, "error: invalid instance name (control character U+000A)"},
+		{Options{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: -time.Second, Every: time.Minute}},
 			"error: invalid duty cycle (On -1s, Every 60s): On must be positive (at least 1s is used) and Every longer than On"},
-		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: 10 * time.Second}},
+		{Options{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: 10 * time.Second}},
 			"error: invalid duty cycle (On 10s, Every 0s): On must be positive (at least 1s is used) and Every longer than On"},
-		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: 10 * time.Second, Every: 10 * time.Second}},
+		{Options{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: 10 * time.Second, Every: 10 * time.Second}},
 			"error: invalid duty cycle (On 10s, Every 10s): On must be positive (at least 1s is used) and Every longer than On"},
-		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: time.Nanosecond, Every: 500 * time.Millisecond}},
+		{Options{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{On: time.Nanosecond, Every: 500 * time.Millisecond}},
 			"error: invalid duty cycle (On 1e-09s, Every 0.5s): On must be positive (at least 1s is used) and Every longer than On"},
-		{Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{Every: time.Minute}},
+		{Options{Server: "http://x", Key: "k", Service: "s", DutyCycle: DutyCycle{Every: time.Minute}},
 			"error: invalid duty cycle (On 0s, Every 60s): On must be positive (at least 1s is used) and Every longer than On"},
 	} {
-		if err := Start(c.cfg); err == nil {
-			t.Errorf("%+v: no error", c.cfg)
+		if err := Start(c.opts); err == nil {
+			t.Errorf("%+v: no error", c.opts)
 		}
 		if s := Status(); s.Status != c.want || s.State != StateError {
-			t.Errorf("%+v: status %q, want %q", c.cfg, s.Status, c.want)
+			t.Errorf("%+v: status %q, want %q", c.opts, s.Status, c.want)
 		}
 	}
 	Stop(time.Second) // nothing started: does nothing
@@ -178,7 +178,7 @@ func TestStartRefusesBadOptionsAndReportsThem(t *testing.T) {
 func TestEnvironmentFallbacksAndInstanceID(t *testing.T) {
 	t.Setenv("ROOTTRACE_SERVER", "http://127.0.0.1:9")
 	t.Setenv("ROOTTRACE_KEY", "k")
-	a, err := newAgentFromConfig(Config{Service: "svc"}, defaultLimits())
+	a, err := newAgentFromOptions(Options{Service: "svc"}, defaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestDutyCycleClamp(t *testing.T) {
 		{DutyCycle{On: 10 * time.Second, Every: time.Minute}, DutyCycle{On: 10 * time.Second, Every: time.Minute}},
 		{DutyCycle{}, DutyCycle{}},
 	} {
-		a, err := newAgentFromConfig(Config{Server: "http://x", Key: "k", Service: "s", DutyCycle: c.in}, defaultLimits())
+		a, err := newAgentFromOptions(Options{Server: "http://x", Key: "k", Service: "s", DutyCycle: c.in}, defaultLimits())
 		if err != nil {
 			t.Errorf("%+v: %v", c.in, err)
 		} else if a.opts.DutyCycle != c.want || a.opts.DutyCycle.active() != (c.want != DutyCycle{}) {
@@ -217,9 +217,11 @@ func TestDutyCycleClamp(t *testing.T) {
 func TestCompiledBoundsAreTheDocumentedOnes(t *testing.T) {
 	l := defaultLimits()
 	got := []any{l.uploadIntervalMin, l.uploadIntervalMax, l.stackDepthMax, l.pollIntervalMin,
-		l.pollIntervalMax, l.uploadMaxBytes, l.configMaxBytes, l.repollMin}
+		l.pollIntervalMax, l.uploadMaxBytes, l.configMaxBytes, l.repollMin,
+		l.samplingIntervalMinUS, l.samplingIntervalMaxUS, l.stackDepthMin, l.etagMaxLen}
 	want := []any{10 * time.Second, 300 * time.Second, 256, time.Second, 600 * time.Second,
-		4 << 20, int64(64 << 10), time.Second}
+		4 << 20, int64(64 << 10), time.Second,
+		int64(1000), int64(1000000), 1, 256}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("bound %d: %v, want %v", i, got[i], want[i])

@@ -143,7 +143,7 @@ func TestDutyCycleLeavesTheProfilerFree(t *testing.T) {
 	app := appPprof(t)
 	f := newFakeCP(t)
 	f.setConfig("enabled", true, "poll_interval_s", 1)
-	a := testAgent(t, f.url(), nil, Config{Service: "svc", DutyCycle: DutyCycle{On: time.Second, Every: 2500 * time.Millisecond}})
+	a := testAgent(t, f.url(), nil, Options{Service: "svc", DutyCycle: DutyCycle{On: time.Second, Every: 2500 * time.Millisecond}})
 	if !waitFor(3*time.Second, func() bool { return on(a) }) {
 		t.Fatalf("%+v", a.report())
 	}

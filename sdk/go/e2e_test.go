@@ -146,7 +146,7 @@ func TestEndToEndAgainstTheRealServer(t *testing.T) {
 	}
 	const svc = "e2e-go"
 	s.toggle(svc, true)
-	a := testAgent(t, s.url, nil, Config{Service: svc, Key: key.Key, Version: "1.2.3"})
+	a := testAgent(t, s.url, nil, Options{Service: svc, Key: key.Key, Version: "1.2.3"})
 	if !waitFor(5*time.Second, func() bool { return on(a) }) {
 		t.Fatalf("%+v", a.report())
 	}
@@ -201,7 +201,7 @@ func TestEndToEndAgainstTheRealServer(t *testing.T) {
 	}
 	defer pprof.StopCPUProfile()
 	s.toggle(svc+"-declined", true)
-	b := testAgent(t, s.url, nil, Config{Service: svc + "-declined", Key: key.Key})
+	b := testAgent(t, s.url, nil, Options{Service: svc + "-declined", Key: key.Key})
 	if !waitFor(5*time.Second, func() bool {
 		st, _, _ := s.instanceStatus(svc+"-declined", b.opts.Instance)
 		return st == declined

@@ -101,7 +101,7 @@ func encodeProfile(p *profileData) []byte {
 	var out pbuf
 	out.bytesField(1, valueType(str("samples"), str("count")))
 	out.bytesField(1, valueType(str(p.ptype), str("nanoseconds")))
-	ids := make([]int64, 0, stackDepthMax)
+	var ids []int64 // reused for every sample
 	for _, s := range p.samples {
 		ids = ids[:0]
 		for _, f := range s.stack {

@@ -13,7 +13,7 @@ import (
 // A failed poll's status keeps the cause (not the URL, whose query string carries the
 // instance), and a plain-text error body shows on one line.
 func TestPollErrorsShowTheCauseOnOneLine(t *testing.T) {
-	a := testAgent(t, "http://127.0.0.1:1", nil, Config{Service: "svc", Instance: "inst-secret"})
+	a := testAgent(t, "http://127.0.0.1:1", nil, Options{Service: "svc", Instance: "inst-secret"})
 	want := "waiting: no config yet (config poll failed: dial tcp 127.0.0.1:1: connect: connection refused)"
 	if !waitFor(3*time.Second, func() bool { return a.report().Status == want }) {
 		t.Fatalf("status %q, want %q", a.report().Status, want)

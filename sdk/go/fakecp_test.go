@@ -369,21 +369,21 @@ func (d *decoded) functions() map[string]bool {
 
 // testAgent starts an agent against url with the compiled limits changed by mod; it is
 // stopped at the end of the test.
-func testAgent(t *testing.T, url string, mod func(*limits), cfg ...Config) *agent {
+func testAgent(t *testing.T, url string, mod func(*limits), opts ...Options) *agent {
 	t.Helper()
 	lim := defaultLimits()
 	if mod != nil {
 		mod(&lim)
 	}
-	c := Config{Server: url, Key: "test-key", Service: "svc", Version: "1.0"}
-	if len(cfg) > 0 {
-		c = cfg[0]
-		c.Server = url
-		if c.Key == "" {
-			c.Key = "test-key"
+	o := Options{Server: url, Key: "test-key", Service: "svc", Version: "1.0"}
+	if len(opts) > 0 {
+		o = opts[0]
+		o.Server = url
+		if o.Key == "" {
+			o.Key = "test-key"
 		}
 	}
-	a, err := newAgentFromConfig(c, lim)
+	a, err := newAgentFromOptions(o, lim)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,9 +94,12 @@ func checkConfigInvariants(t *testing.T, body []byte, header string) {
 		}
 	}
 	within("sampling_interval_us", float64(c.samplingIntervalUS), 1000, 1e6)
-	within("upload_interval", float64(c.uploadInterval), float64(uploadIntervalMin), float64(uploadIntervalMax))
-	within("poll_interval", float64(c.pollInterval), float64(pollIntervalMin), float64(pollIntervalMax))
-	within("max_stack_depth", float64(c.maxStackDepth), stackDepthMin, stackDepthMax)
+	within("upload_interval", float64(c.uploadInterval), float64(lim.uploadIntervalMin),
+		float64(lim.uploadIntervalMax))
+	within("poll_interval", float64(c.pollInterval), float64(lim.pollIntervalMin),
+		float64(lim.pollIntervalMax))
+	within("max_stack_depth", float64(c.maxStackDepth), float64(lim.stackDepthMin),
+		float64(lim.stackDepthMax))
 	// A number in range is used as sent (to the nanosecond, or rounded to an integer).
 	if v, ok := obj["poll_interval_s"].(float64); ok && v >= 1 && v <= 600 &&
 		math.Abs(c.pollInterval.Seconds()-v) > 1e-9*v+1e-9 {

@@ -2,14 +2,14 @@
 // profiles from runtime/pprof, uploaded to a RootTrace server while an operator has
 // profiling turned on for the service (docs/sdk/go.md).
 //
-//	err := roottrace.Start(roottrace.Config{
+//	err := roottrace.Start(roottrace.Options{
 //		Server: "http://roottrace:4040", Key: "rt_...", Service: "checkout", Version: "1.4.2",
 //	})
 //	defer roottrace.Stop(5 * time.Second)
 //
 // Nothing here panics into the application or blocks its goroutines; problems show in
 // Status(). Go's CPU profiler is process-wide: while the SDK profiles, the application's
-// own pprof.StartCPUProfile (and /debug/pprof/profile) fails; see Config.DutyCycle.
+// own pprof.StartCPUProfile (and /debug/pprof/profile) fails; see Options.DutyCycle.
 package roottrace
 
 import (
@@ -36,8 +36,9 @@ const nameMaxBytes = 200
 
 func runtimeVersion() string { return runtime.Version() }
 
-// Config holds the options of Start.
-type Config struct {
+// Options holds the options of Start (docs/sdk/README.md, "One vocabulary": what the user
+// passes to start; what the server sends is the config).
+type Options struct {
 	// Server is the RootTrace server's base URL, e.g. "http://roottrace:4040".
 	// Empty: the environment variable ROOTTRACE_SERVER.
 	Server string
@@ -57,6 +58,12 @@ type Config struct {
 	// DutyCycle) makes Start return an error.
 	DutyCycle DutyCycle
 }
+
+// Config is Options under its former name, kept for one release so that existing code
+// compiles (sdk/go/CHANGELOG.md).
+//
+// Deprecated: use Options.
+type Config = Options
 
 // DutyCycle profiles for On at the start of every period Every, and leaves Go's CPU
 // profiler free for the rest (e.g. On: 10 * time.Second, Every: time.Minute). The zero
@@ -100,12 +107,12 @@ var ErrAlreadyStarted = errors.New("roottrace: already started")
 // so. It returns at once (nothing waits on the network) and an error only for invalid
 // options, which Status() then reports too; call Stop before the process exits to
 // upload the profile in progress.
-func Start(c Config) error {
-	return startWith(c, defaultLimits())
+func Start(o Options) error {
+	return startWith(o, defaultLimits())
 }
 
 // startWith is Start with given limits (tests may shorten them).
-func startWith(c Config, lim limits) (err error) {
+func startWith(o Options, lim limits) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("roottrace: internal error: %v", r)
@@ -116,7 +123,7 @@ func startWith(c Config, lim limits) (err error) {
 	if current != nil && current.state.Load() == stateRunning {
 		return ErrAlreadyStarted
 	}
-	a, err := newAgentFromConfig(c, lim)
+	a, err := newAgentFromOptions(o, lim)
 	if err != nil {
 		current, failed = nil, formatStatus(StateError, err.Error())
 		return fmt.Errorf("roottrace: %w", err)
@@ -126,17 +133,17 @@ func startWith(c Config, lim limits) (err error) {
 	return nil
 }
 
-// newAgentFromConfig normalizes c (environment fallbacks, default instance), checks it,
+// newAgentFromOptions normalizes o (environment fallbacks, default instance), checks it,
 // and returns an agent not yet started.
-func newAgentFromConfig(c Config, lim limits) (*agent, error) {
-	if c.Server == "" {
-		c.Server = os.Getenv("ROOTTRACE_SERVER")
+func newAgentFromOptions(o Options, lim limits) (*agent, error) {
+	if o.Server == "" {
+		o.Server = os.Getenv("ROOTTRACE_SERVER")
 	}
-	if c.Key == "" {
-		c.Key = os.Getenv("ROOTTRACE_KEY")
+	if o.Key == "" {
+		o.Key = os.Getenv("ROOTTRACE_KEY")
 	}
 	var missing []string
-	for _, f := range []struct{ name, v string }{{"server", c.Server}, {"key", c.Key}, {"service", c.Service}} {
+	for _, f := range []struct{ name, v string }{{"server", o.Server}, {"key", o.Key}, {"service", o.Service}} {
 		if f.v == "" {
 			missing = append(missing, f.name)
 		}
@@ -144,15 +151,15 @@ func newAgentFromConfig(c Config, lim limits) (*agent, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("missing option: %s", strings.Join(missing, ", "))
 	}
-	if p := nameProblem(c.Service); p != "" {
+	if p := nameProblem(o.Service); p != "" {
 		return nil, fmt.Errorf("invalid service name (%s)", p)
 	}
-	if c.Instance == "" {
-		c.Instance = makeInstanceID()
-	} else if p := nameProblem(c.Instance); p != "" {
+	if o.Instance == "" {
+		o.Instance = makeInstanceID()
+	} else if p := nameProblem(o.Instance); p != "" {
 		return nil, fmt.Errorf("invalid instance name (%s)", p)
 	}
-	if d := &c.DutyCycle; *d != (DutyCycle{}) {
+	if d := &o.DutyCycle; *d != (DutyCycle{}) {
 		on := d.On
 		if on > 0 && on < lim.dutyOnMin {
 			on = lim.dutyOnMin
@@ -163,7 +170,7 @@ func newAgentFromConfig(c Config, lim limits) (*agent, error) {
 		}
 		d.On = on
 	}
-	return newAgent(c, lim)
+	return newAgent(o, lim)
 }
 
 // Stop stops profiling, uploads the profile in progress and what is queued, and waits

@@ -98,7 +98,7 @@ func main() {
 	}
 	sdk := len(os.Args) == 5
 	if sdk {
-		if err := roottrace.Start(roottrace.Config{Server: os.Args[2], Key: os.Args[3],
+		if err := roottrace.Start(roottrace.Options{Server: os.Args[2], Key: os.Args[3],
 			Service: os.Args[4], Version: "bench-1"}); err != nil {
 			fail("%v", err)
 		}

@@ -95,7 +95,8 @@ public class WorkJava {
             while (!dev.roottrace.RootTrace.status().status().startsWith("profiling")
                     || dev.roottrace.RootTrace.status().samples() < 1) {
                 if (System.nanoTime() > deadline) {
-                    System.err.println("SDK not profiling after 15 s: " + dev.roottrace.RootTrace.status());
+                    System.err.println("SDK not profiling after 15 s: "
+                            + dev.roottrace.RootTrace.status().toJson());
                     System.exit(1);
                 }
                 Thread.sleep(10);

@@ -6,51 +6,56 @@ const { request, joinUrl, serverMessage } = require('./uploader');
 
 // ---- Bounds compiled into the SDK (DESIGN §5). Whatever the server says, these hold. ----
 
-// Sampling interval, µs. V8 interrupts the JS thread with a signal and walks its stack on
-// every tick; below 1 ms that costs real CPU and skews what it measures (DESIGN §5: Node
-// floor 1 ms).
-const SAMPLING_INTERVAL_MIN_US = 1000;
-// A coarser interval than 1 s gives fewer than 10 samples in the shortest upload interval,
-// too few to rank anything; it also keeps the value inside V8's int32 argument.
-const SAMPLING_INTERVAL_MAX_US = 1000000;
-// Upload interval, s. Under 10 s the per-profile cost (session start, encode, an HTTP
-// request) stops being negligible; over 300 s a crash loses too much and issues show late.
-const UPLOAD_INTERVAL_MIN_S = 10;
-const UPLOAD_INTERVAL_MAX_S = 300;
-// Stack depth, frames. 256 leaf-side frames name every function a user acts on; deeper
-// stacks are recursion whose root side only inflates the profile.
-const STACK_DEPTH_MIN = 1;
-const STACK_DEPTH_MAX = 256;
-// Poll interval, s. At least 1 s, so a spoofed or broken control plane cannot make the SDK
-// spin; at most 10 min, so a toggle is never ignored for longer than that.
-const POLL_INTERVAL_MIN_S = 1;
-const POLL_INTERVAL_MAX_S = 600;
-// Compressed upload body, bytes (DESIGN §5). Bigger profiles keep their heaviest stacks.
-const UPLOAD_MAX_BYTES = 4 * 1024 * 1024;
-// A config is ~200 bytes; anything over 64 KiB is not a config and is abandoned unread.
-const CONFIG_MAX_BYTES = 64 * 1024;
-// An etag is sent back in every poll's query: at most this many characters, each printable
-// ASCII but '"' (RFC 9110's etagc without obs-text). The server's are 64 hex digits; a
-// longer one (up to the 64 KiB body) makes the server refuse every later poll with 414, and
-// the SDK would stay off for good.
-const ETAG_MAX_LEN = 256;
+/** The SDK's bounds, each written once here (docs/sdk/README.md: Limits). */
+const LIMITS = Object.freeze({
+  // Sampling interval, µs. V8 interrupts the JS thread with a signal and walks its stack on
+  // every tick; below 1 ms that costs real CPU and skews what it measures (DESIGN §5: Node
+  // floor 1 ms).
+  sampling_interval_min_us: 1000,
+  // A coarser interval than 1 s gives fewer than 10 samples in the shortest upload interval,
+  // too few to rank anything; it also keeps the value inside V8's int32 argument.
+  sampling_interval_max_us: 1000000,
+  // Upload interval, s. Under 10 s the per-profile cost (session start, encode, an HTTP
+  // request) stops being negligible; over 300 s a crash loses too much and issues show late.
+  upload_interval_min_s: 10,
+  upload_interval_max_s: 300,
+  // Stack depth, frames. 256 leaf-side frames name every function a user acts on; deeper
+  // stacks are recursion whose root side only inflates the profile.
+  stack_depth_min: 1,
+  stack_depth_max: 256,
+  // Poll interval, s. At least 1 s, so a spoofed or broken control plane cannot make the SDK
+  // spin; at most 10 min, so a toggle is never ignored for longer than that.
+  poll_interval_min_s: 1,
+  poll_interval_max_s: 600,
+  // Compressed upload body, bytes (DESIGN §5). Bigger profiles keep their heaviest stacks.
+  upload_max_bytes: 4 * 1024 * 1024,
+  // A config is ~200 bytes; anything over 64 KiB is not a config and is abandoned unread.
+  config_max_bytes: 64 * 1024,
+  // An etag is sent back in every poll's query: at most this many characters, each printable
+  // ASCII but '"' (ETAG_RE). The server's are 64 hex digits; a longer one (up to the 64 KiB
+  // body) makes the server refuse every later poll with 414, and the SDK would stay off for
+  // good.
+  etag_max_len: 256,
+  // The server clamps `wait` to [0, 30] s (DESIGN §5); asking for more is pointless.
+  wait_max_s: 30,
+  // A poll request that has not completed this long after its `wait` is abandoned, ms.
+  poll_grace_ms: 10000,
+  // A held request that returned because of a change may be followed at once, but never
+  // sooner than this after the previous request started, ms (docs/control-plane.md).
+  poll_min_gap_ms: 1000,
+  // Fail closed after this many poll intervals without a valid config (200 or 304).
+  stale_poll_intervals: 3,
+});
+
+// An etag's characters: RFC 9110's etagc without obs-text (printable ASCII but '"').
 const ETAG_RE = /^[\x21\x23-\x7e]*$/;
 // A UTF-16 surrogate without its pair (String.prototype.isWellFormed is Node 20+).
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** True when v can be sent back as a poll's etag (see ETAG_MAX_LEN). */
+/** True when v can be sent back as a poll's etag (see LIMITS.etag_max_len). */
 function validEtag(v) {
-  return typeof v === 'string' && v.length <= ETAG_MAX_LEN && ETAG_RE.test(v);
+  return typeof v === 'string' && v.length <= LIMITS.etag_max_len && ETAG_RE.test(v);
 }
-// The server clamps `wait` to [0, 30] s (DESIGN §5); asking for more is pointless.
-const WAIT_MAX_S = 30;
-// A poll request that has not completed this long after its `wait` is abandoned.
-const POLL_GRACE_MS = 10000;
-// A held request that returned because of a change may be followed at once, but never
-// sooner than this after the previous request started (docs/control-plane.md).
-const POLL_MIN_GAP_MS = 1000;
-// Fail closed after this many poll intervals without a valid config (200 or 304).
-const STALE_POLL_INTERVALS = 3;
 
 // The server's defaults for runtime=node, used before any config has arrived and for
 // numeric fields a config leaves out.
@@ -63,11 +68,12 @@ const DEFAULTS = Object.freeze({
   poll_interval_s: 10,
 });
 
+// Each numeric config field: [lowest, highest, integral].
 const NUMERIC_FIELDS = {
-  sampling_interval_us: [SAMPLING_INTERVAL_MIN_US, SAMPLING_INTERVAL_MAX_US, true],
-  upload_interval_s: [UPLOAD_INTERVAL_MIN_S, UPLOAD_INTERVAL_MAX_S, false],
-  max_stack_depth: [STACK_DEPTH_MIN, STACK_DEPTH_MAX, true],
-  poll_interval_s: [POLL_INTERVAL_MIN_S, POLL_INTERVAL_MAX_S, false],
+  sampling_interval_us: [LIMITS.sampling_interval_min_us, LIMITS.sampling_interval_max_us, true],
+  upload_interval_s: [LIMITS.upload_interval_min_s, LIMITS.upload_interval_max_s, false],
+  max_stack_depth: [LIMITS.stack_depth_min, LIMITS.stack_depth_max, true],
+  poll_interval_s: [LIMITS.poll_interval_min_s, LIMITS.poll_interval_max_s, false],
 };
 
 /** Clamps x into [lo, hi]; integral fields are rounded first. x must be a non-NaN number. */
@@ -111,7 +117,8 @@ function validateConfig(obj) {
   if ('etag' in obj) {
     if (typeof obj.etag !== 'string') return { ok: false, reason: 'etag is not a string' };
     if (!validEtag(obj.etag)) {
-      return { ok: false, reason: `etag is not at most ${ETAG_MAX_LEN} printable ASCII characters` };
+      const reason = `etag is not at most ${LIMITS.etag_max_len} printable ASCII characters`;
+      return { ok: false, reason };
     }
     config.etag = obj.etag;
   }
@@ -140,7 +147,7 @@ function parseConfig(body) {
  * etag (the next poll asks afresh); a 5xx or a network error keeps it. hooks.query() returns the extra query
  * parameters of each poll (status, interval_us). Never throws; its timers are unref'd.
  */
-class ConfigPoller {
+class Poller {
   constructor({ server, key, params, hooks, now = () => performance.now() }) {
     this.server = server;
     this.key = key;
@@ -189,17 +196,17 @@ class ConfigPoller {
 
   /** Next start: one poll interval after the last start (after a change: 1 s). */
   _scheduleNext(changed) {
-    const gap = changed ? POLL_MIN_GAP_MS : this.pollIntervalMs;
+    const gap = changed ? LIMITS.poll_min_gap_ms : this.pollIntervalMs;
     this._schedule(this.lastStart + gap - this.now());
   }
 
   _armWatchdog() {
     clearTimeout(this.watchdog);
     if (!this.running) return;
-    const deadline = this.lastValid + STALE_POLL_INTERVALS * this.pollIntervalMs;
+    const deadline = this.lastValid + LIMITS.stale_poll_intervals * this.pollIntervalMs;
     this.watchdog = setTimeout(() => {
       if (!this.running) return;
-      if (this.now() >= this.lastValid + STALE_POLL_INTERVALS * this.pollIntervalMs - 5) {
+      if (this.now() >= this.lastValid + LIMITS.stale_poll_intervals * this.pollIntervalMs - 5) {
         this._call('onStale');
         this.lastValid = this.now(); // report again only after another 3 intervals
       }
@@ -217,7 +224,8 @@ class ConfigPoller {
   }
 
   _url() {
-    const waitS = this.etag ? Math.min(WAIT_MAX_S, Math.floor(this.pollIntervalMs / 1000)) : 0;
+    const pollS = Math.floor(this.pollIntervalMs / 1000);
+    const waitS = this.etag ? Math.min(LIMITS.wait_max_s, pollS) : 0;
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(this.params)) if (v != null && v !== '') q.set(k, String(v));
     let extra = {};
@@ -242,8 +250,8 @@ class ConfigPoller {
       url,
       method: 'GET',
       headers: { Authorization: `Bearer ${this.key}` },
-      timeoutMs: waitS * 1000 + POLL_GRACE_MS,
-      maxBody: CONFIG_MAX_BYTES,
+      timeoutMs: waitS * 1000 + LIMITS.poll_grace_ms,
+      maxBody: LIMITS.config_max_bytes,
       unref: true,
     });
     this.inflight = abort;
@@ -272,7 +280,7 @@ class ConfigPoller {
     }
     if (res.tooBig) {
       this.etag = null; // an invalid config: ask for the full config again next time
-      return this._call('onInvalid', `config body over ${CONFIG_MAX_BYTES} bytes`);
+      return this._call('onInvalid', `config body over ${LIMITS.config_max_bytes} bytes`);
     }
     if (res.status !== 200) {
       // A refusal (4xx: key revoked, wrong scope, ...) forgets the etag: once its cause is
@@ -314,23 +322,10 @@ class ConfigPoller {
 }
 
 module.exports = {
-  SAMPLING_INTERVAL_MIN_US,
-  SAMPLING_INTERVAL_MAX_US,
-  UPLOAD_INTERVAL_MIN_S,
-  UPLOAD_INTERVAL_MAX_S,
-  STACK_DEPTH_MIN,
-  STACK_DEPTH_MAX,
-  POLL_INTERVAL_MIN_S,
-  POLL_INTERVAL_MAX_S,
-  UPLOAD_MAX_BYTES,
-  CONFIG_MAX_BYTES,
-  ETAG_MAX_LEN,
-  WAIT_MAX_S,
-  STALE_POLL_INTERVALS,
-  POLL_MIN_GAP_MS,
+  LIMITS,
   DEFAULTS,
   validateConfig,
   validEtag,
   parseConfig,
-  ConfigPoller,
+  Poller,
 };

@@ -164,15 +164,27 @@ function gzip(buf) {
   );
 }
 
+/** The sum of `count` over samples ([{count}]). */
+function countOf(samples) {
+  let n = 0;
+  for (const s of samples) n += s.count;
+  return n;
+}
+
 /**
  * Encodes and gzips p, keeping the body within maxBytes: when it is larger, the lightest
  * samples are left out (halving their number each try) until it fits. Resolves to
- * {body, samplesKept, samplesTotal}; body is null if even one sample does not fit.
+ * {body, samplesKept, samplesTotal, countKept}: body is null if even one sample does not
+ * fit; samplesKept and samplesTotal count p.samples entries (stacks), countKept sums the
+ * `count` of those kept (V8 samples).
  */
 async function encodeWithin(p, maxBytes) {
   let samples = p.samples;
   let body = await gzip(encodeProfile(p));
-  if (body.length <= maxBytes) return { body, samplesKept: samples.length, samplesTotal: samples.length };
+  if (body.length <= maxBytes) {
+    const n = samples.length;
+    return { body, samplesKept: n, samplesTotal: n, countKept: countOf(samples) };
+  }
   const byWeight = samples
     .map((s, i) => [s, i])
     .sort((a, b) => b[0].value_ns - a[0].value_ns || a[1] - b[1]);
@@ -181,9 +193,11 @@ async function encodeWithin(p, maxBytes) {
     keep = Math.floor(keep / 2);
     const kept = byWeight.slice(0, keep).sort((a, b) => a[1] - b[1]).map((x) => x[0]);
     body = await gzip(encodeProfile({ ...p, samples: kept }));
-    if (body.length <= maxBytes) return { body, samplesKept: keep, samplesTotal: samples.length };
+    if (body.length <= maxBytes) {
+      return { body, samplesKept: keep, samplesTotal: samples.length, countKept: countOf(kept) };
+    }
   }
-  return { body: null, samplesKept: 0, samplesTotal: samples.length };
+  return { body: null, samplesKept: 0, samplesTotal: samples.length, countKept: 0 };
 }
 
 module.exports = { encodeProfile, encodeWithin, gzip, Writer };

@@ -10,7 +10,7 @@ const config = require('./config');
 const { Sampler, DeclinedError, aggregate, frameNamer, findAppRoot, mainScript } = require('./sampler');
 const { encodeWithin } = require('./encoder');
 const { Uploader } = require('./uploader');
-const { formatStatus, cleanReason, REASON_MAX } = require('./status');
+const { formatStatus, cleanReason, Status, REASON_MAX } = require('./status');
 const { nameProblem, safeNamePart, NAME_MAX_BYTES } = require('./names');
 
 const SDK_VERSION = require('../package.json').version;
@@ -99,6 +99,9 @@ class Profiler {
     this.chain = Promise.resolve(); // serialises sampler operations
     this.rotateTimer = null;
     this.uploadIntervalMs = 0; // of the profile running
+    this.service = null; // the service name in use (null when the options were refused)
+    this.samples = 0; // V8 samples in the profiles made so far, (idle) left out
+    this.lastError = null; // the last problem seen, from any part (status().last_error)
     this.stats = {
       profiles: 0, // profiles handed to the uploader
       empty: 0, // of which had no CPU samples (idle)
@@ -113,6 +116,7 @@ class Profiler {
     if (bad) {
       this.state = 'error';
       this.reason = bad;
+      this.lastError = bad;
       this.stopped = true;
       return;
     }
@@ -125,6 +129,8 @@ class Profiler {
     this.sampler = new Sampler({ createSession: opts._createSession || (() => new inspector.Session()) });
     this.root = opts.root ? realpath(path.resolve(opts.root)) : findAppRoot(mainScript());
     this.nameOf = frameNamer(this.root);
+    this.service = opts.service;
+    // the instance name in use (unset when the options were refused)
     this.instance = opts.instance != null ? opts.instance : defaultInstance();
     const ids = {
       service: opts.service,
@@ -134,12 +140,12 @@ class Profiler {
       sdk_version: SDK_VERSION,
       version: opts.version || undefined,
     };
-    this.poller = new config.ConfigPoller({
+    this.poller = new config.Poller({
       server: opts.server,
       key: opts.key,
       params: ids,
       hooks: {
-        query: () => ({ status: this.status(), interval_us: this.intervalUs() }),
+        query: () => ({ status: this.statusText(), interval_us: this.intervalUs() }),
         onConfig: (c, info) => {
           // A valid answer after failed or invalid polls: the server is back, so what is
           // queued goes now rather than when the upload backoff (up to 60 s) ends.
@@ -151,15 +157,20 @@ class Profiler {
           this.lastPollValid = false;
           this.pollError = null;
           this.stale = false;
-          this._failClosed('error', `invalid config: ${reason}`);
+          this.lastError = `invalid config: ${reason}`;
+          this._failClosed('error', this.lastError);
         },
         onStale: () => {
-          this._failClosed('error', `no valid config for ${config.STALE_POLL_INTERVALS} poll intervals`);
+          const n = config.LIMITS.stale_poll_intervals;
+          this._failClosed('error', `no valid config for ${n} poll intervals`);
           this.stale = !this.stopped && !this.unavailable;
+          // The poll error, if any, is the problem; else (a poll still in flight) this is.
+          if (this.stale && !this.pollError) this.lastError = this.reason;
         },
         onError: (reason) => {
           this.lastPollValid = false;
           this.stats.lastError = reason;
+          this.lastError = reason;
           this.pollError = reason;
         },
       },
@@ -168,7 +179,12 @@ class Profiler {
       server: opts.server,
       key: opts.key,
       params: ids,
-      hooks: { onConflict: () => this._onConflict() },
+      hooks: {
+        onConflict: () => this._onConflict(),
+        onError: (reason) => {
+          this.lastError = reason;
+        },
+      },
     });
     this._beforeExit = () => {
       this.stop();
@@ -184,12 +200,33 @@ class Profiler {
   }
 
   /**
-   * The status string (`<state>[: <reason>]`). While no config has come yet, or after 3 poll
-   * intervals without one, the reason ends with why the last poll failed, the server's
-   * message included (`waiting: no config yet (config poll answered HTTP 403: ...)`), cut so
-   * the whole reason stays within 200 printable ASCII characters.
+   * The status: a frozen Status (lib/status.js) with the fields every SDK shares, in order:
+   * status (statusText()), state, reason, interval_us (µs), service, instance,
+   * profiles_sent, profiles_dropped, profiles_queued, samples, last_error (or null).
    */
   status() {
+    const up = this.uploader;
+    const st = up ? up.stats : null;
+    return new Status({
+      status: this.statusText(),
+      interval_us: this.intervalUs(),
+      service: this.service,
+      instance: this.instance,
+      profiles_sent: st ? st.uploaded : 0,
+      profiles_dropped: st ? st.dropped + st.refused + st.conflicts + up.abandoned : 0,
+      profiles_queued: up ? up.queue.length : 0,
+      samples: this.samples,
+      last_error: this.lastError,
+    });
+  }
+
+  /**
+   * The status string (`<state>[: <reason>]`), as sent on every poll. While no config has
+   * come yet, or after 3 poll intervals without one, the reason ends with why the last poll
+   * failed, the server's message included (`waiting: no config yet (config poll answered
+   * HTTP 403: ...)`), cut so the whole reason stays within 200 printable ASCII characters.
+   */
+  statusText() {
     const shows = (this.state === 'waiting' && this.reason === NO_CONFIG_YET) || (this.state === 'error' && this.stale);
     if (shows && this.pollError && this.reason) {
       const room = REASON_MAX - this.reason.length - 3;
@@ -241,7 +278,7 @@ class Profiler {
   /** Diagnostics: counters and the current figures. */
   info() {
     return {
-      status: this.status(),
+      status: this.statusText(),
       instance: this.instance,
       root: this.root,
       interval_us: this.intervalUs(),
@@ -259,6 +296,7 @@ class Profiler {
     const next = this.chain.then(fn);
     this.chain = next.catch((e) => {
       this.stats.lastError = String((e && e.message) || e);
+      this.lastError = this.stats.lastError;
     });
     return next;
   }
@@ -296,6 +334,7 @@ class Profiler {
       this.state = 'declined';
       this.reason = e instanceof DeclinedError ? 'V8 profiler in use' : String(e.message || e);
       this.stats.lastError = String(e.message || e);
+      this.lastError = this.stats.lastError;
       return; // the next poll (one poll interval on) tries again
     }
     this.state = 'profiling';
@@ -344,7 +383,7 @@ class Profiler {
       this.stats.stuck++; // not a true "zero CPU" profile: leave it out
       return;
     }
-    const depth = this.config ? this.config.max_stack_depth : config.STACK_DEPTH_MAX;
+    const depth = this.config ? this.config.max_stack_depth : config.LIMITS.stack_depth_max;
     const agg = aggregate(r.profile, { nameOf: this.nameOf, maxDepth: depth });
     this.stats.negativeDeltas += agg.negative;
     this.stats.lastMedianDeltaUs = agg.medianDeltaUs;
@@ -356,12 +395,13 @@ class Profiler {
         period: r.intervalUs * 1000,
         samples: agg.samples,
       },
-      config.UPLOAD_MAX_BYTES,
+      config.LIMITS.upload_max_bytes,
     );
     if (enc.samplesKept < enc.samplesTotal) this.stats.oversize++;
     if (!enc.body) return;
     if (agg.samples.length === 0) this.stats.empty++;
     this.stats.profiles++;
+    this.samples += enc.countKept;
     const params = { profile_id: crypto.randomUUID(), process_cpu_ns: r.processCpuNs };
     if (r.threadCpuNs != null) params.thread_cpu_ns = r.threadCpuNs;
     this.uploader.enqueue(enc.body, params);

@@ -112,7 +112,8 @@ function request({ url, method, headers = {}, body = null, timeoutMs, maxBody, u
 
 /**
  * The upload queue. enqueue() adds a gzip pprof body with its per-profile query parameters;
- * the queue sends one at a time. hooks.onConflict() is called on a 409. Never throws.
+ * the queue sends one at a time. hooks.onConflict() is called on a 409, hooks.onError(reason)
+ * on a refused or failed upload (not on one close() ends). Never throws.
  */
 class Uploader {
   constructor({ server, key, params, hooks = {}, maxQueue = QUEUE_MAX }) {
@@ -129,7 +130,10 @@ class Uploader {
     this.flushing = false; // stop()/exit: requests keep the process alive
     this.waiters = []; // resolvers of flush()
     this.closed = false;
+    // uploaded: 200 or 201 (duplicates: of which 200); dropped: the oldest, beyond maxQueue;
+    // refused: other 4xx; conflicts: 409; retries: 5xx or network errors.
     this.stats = { uploaded: 0, duplicates: 0, dropped: 0, refused: 0, conflicts: 0, retries: 0 };
+    this.abandoned = 0; // profiles still queued at close(), never sent
     this.lastError = null;
   }
 
@@ -184,6 +188,7 @@ class Uploader {
     this.closed = true;
     clearTimeout(this.retryTimer);
     if (this.handle) this.handle.abort();
+    this.abandoned += this.queue.length;
     this.queue = [];
     this._wake();
   }
@@ -264,16 +269,30 @@ class Uploader {
       this._remove(item);
       this.failures = 0;
       this.stats.refused++;
-      this.lastError = `upload refused: HTTP ${s}${detail(res.body)}`;
+      this._error(`upload refused: HTTP ${s}${detail(res.body)}`);
       return;
     }
     this._retry(item, new Error(`HTTP ${s}`));
   }
 
+  /** Records a problem and tells hooks.onError. */
+  _error(reason) {
+    this.lastError = reason;
+    try {
+      if (this.hooks.onError) this.hooks.onError(reason);
+    } catch (e) {
+      // never raise into the application
+    }
+  }
+
   _retry(item, err) {
     this.stats.retries++;
-    this.lastError = `upload failed: ${(err && (err.code || err.message)) || err}`;
-    if (this.closed) return;
+    const why = `upload failed: ${(err && (err.code || err.message)) || err}`;
+    if (this.closed) {
+      this.lastError = why;
+      return;
+    }
+    this._error(why);
     if (this.flushing) {
       // The server is away at exit: retrying within the 5 s would only delay the exit.
       this.closed = true;

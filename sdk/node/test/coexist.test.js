@@ -74,7 +74,7 @@ test('app session started first (5 ms), then the SDK (1 ms): both sample, each a
   t.after(() => cp.close());
   const app = await appSession(5000);
   const p = new Profiler({ server: cp.url, key: KEY, service: 'coexist' }).start();
-  assert.ok(await until(() => p.status() === 'profiling', 3000), p.status());
+  assert.ok(await until(() => p.statusText() === 'profiling', 3000), p.statusText());
   await burnFirst(800);
   await p.stop();
   const sdkStoppedAt = process.hrtime.bigint() / 1000n;
@@ -100,7 +100,7 @@ test('SDK first (5 ms), then an app session (1 ms): neither changes the other\'s
   const cp = await startFake(defaultConfig({ sampling_interval_us: 5000 }));
   t.after(() => cp.close());
   const p = new Profiler({ server: cp.url, key: KEY, service: 'coexist' }).start();
-  assert.ok(await until(() => p.status() === 'profiling', 3000), p.status());
+  assert.ok(await until(() => p.statusText() === 'profiling', 3000), p.statusText());
   const app = await appSession(1000);
   await burnSecond(800);
   const prof = await appStop(app);

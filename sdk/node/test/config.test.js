@@ -17,14 +17,27 @@ const BASE = {
   etag: 'abc',
 };
 
-test('the compiled bounds are the documented ones', () => {
-  assert.strictEqual(config.SAMPLING_INTERVAL_MIN_US, 1000);
-  assert.strictEqual(config.UPLOAD_INTERVAL_MIN_S, 10);
-  assert.strictEqual(config.UPLOAD_INTERVAL_MAX_S, 300);
-  assert.strictEqual(config.STACK_DEPTH_MAX, 256);
-  assert.strictEqual(config.POLL_INTERVAL_MIN_S, 1);
-  assert.strictEqual(config.POLL_INTERVAL_MAX_S, 600);
-  assert.strictEqual(config.UPLOAD_MAX_BYTES, 4 * 1024 * 1024);
+test('the compiled bounds are the documented ones, in one frozen LIMITS', () => {
+  // docs/sdk/node.md, "Safety: clamps and failing closed", and docs/control-plane.md.
+  // the bounds every SDK shares are checked against sdk/testdata/limits.json (limits.test.js);
+  // these are the Node SDK's own
+  const table = JSON.parse(require('node:fs').readFileSync(
+    require('node:path').join(__dirname, '..', '..', 'testdata', 'limits.json'), 'utf8'));
+  const own = Object.fromEntries(Object.entries(config.LIMITS).filter(
+    ([k]) => !(k in table.shared) && !(k in { sampling_interval_min_us: 0 })));
+  assert.deepStrictEqual(own, {
+    config_max_bytes: 64 * 1024,
+    etag_max_len: 256,
+    wait_max_s: 30,
+    poll_grace_ms: 10000,
+    poll_min_gap_ms: 1000,
+    stale_poll_intervals: 3,
+  });
+  assert.ok(Object.isFrozen(config.LIMITS));
+  assert.throws(() => {
+    config.LIMITS.sampling_interval_min_us = 1;
+  }, TypeError);
+  assert.strictEqual(config.LIMITS.sampling_interval_min_us, 1000);
 });
 
 test('a well-formed config passes unchanged', () => {
@@ -133,8 +146,8 @@ for (const [why, body, ok] of BODIES) {
     const r = config.parseConfig(Buffer.from(body, 'utf8'));
     assert.strictEqual(r.ok, ok, r.reason);
     if (ok) {
-      assert.ok(r.config.sampling_interval_us >= config.SAMPLING_INTERVAL_MIN_US);
-      assert.ok(r.config.sampling_interval_us <= config.SAMPLING_INTERVAL_MAX_US);
+      assert.ok(r.config.sampling_interval_us >= config.LIMITS.sampling_interval_min_us);
+      assert.ok(r.config.sampling_interval_us <= config.LIMITS.sampling_interval_max_us);
     }
   });
 }

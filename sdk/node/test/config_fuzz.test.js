@@ -17,11 +17,12 @@ const config = require('../lib/config');
 
 const CRASHES = path.join(__dirname, '..', '..', 'testdata', 'config_fuzz'); // shared by the five SDKs
 const CASES = 4000; // a second or two here
+const L = config.LIMITS;
 const NUMERIC = {
-  sampling_interval_us: [config.SAMPLING_INTERVAL_MIN_US, config.SAMPLING_INTERVAL_MAX_US, true],
-  upload_interval_s: [config.UPLOAD_INTERVAL_MIN_S, config.UPLOAD_INTERVAL_MAX_S, false],
-  max_stack_depth: [config.STACK_DEPTH_MIN, config.STACK_DEPTH_MAX, true],
-  poll_interval_s: [config.POLL_INTERVAL_MIN_S, config.POLL_INTERVAL_MAX_S, false],
+  sampling_interval_us: [L.sampling_interval_min_us, L.sampling_interval_max_us, true],
+  upload_interval_s: [L.upload_interval_min_s, L.upload_interval_max_s, false],
+  max_stack_depth: [L.stack_depth_min, L.stack_depth_max, true],
+  poll_interval_s: [L.poll_interval_min_s, L.poll_interval_max_s, false],
 };
 const BASE = [['enabled', true], ['type', 'cpu'], ['sampling_interval_us', 10000],
   ['upload_interval_s', 60], ['max_stack_depth', 256], ['poll_interval_s', 10], ['etag', 'e1']];

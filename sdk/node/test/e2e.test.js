@@ -191,6 +191,25 @@ test('e2e: the real server ranks the function the SDK saw burning CPU on top', {
   assert.strictEqual(inst.version, 'e2e-1');
   assert.match(inst.instance, new RegExp(`^${os.hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-\\d+-[0-9a-f]{4}$`));
   assert.match(inst.status, /^profiling/);
+
+  // status() after stop(), against what the server stored.
+  assert.deepStrictEqual(exit.st, {
+    status: 'disabled: stopped',
+    state: 'disabled',
+    reason: 'stopped',
+    interval_us: 5000,
+    service,
+    instance: inst.instance,
+    profiles_sent: prof.body.profiles,
+    profiles_dropped: 0,
+    profiles_queued: 0,
+    samples: exit.st.samples,
+    last_error: null,
+  });
+  // At 5 ms for ~12 s of CPU (less on a busy host, whose thread waits for a core): far more
+  // than 1000 samples, far fewer than 12 s / 1 ms.
+  assert.ok(exit.st.samples > 1000 && exit.st.samples < 12000, `${exit.st.samples} samples`);
+  assert.strictEqual(done.st.state, 'profiling');
 });
 
 test('e2e: turning profiling off stops the SDK within a second; the exit flush uploads', { timeout: 120000 }, async (t) => {

@@ -65,16 +65,22 @@ test('independent decoder reads back what the encoder wrote', () => {
 test('encodeWithin keeps the heaviest stacks under the size limit', async () => {
   const samples = [];
   for (let i = 0; i < 4000; i++) {
-    samples.push({ stack: [`m${i}.f${i * 7919}`, `deep/${i}.g`], count: 1, value_ns: i === 1234 ? 1e9 : 1000 + i });
+    const count = 1 + (i % 3); // so that countKept (V8 samples) differs from samplesKept (stacks)
+    const value_ns = i === 1234 ? 1e9 : 1000 + i;
+    samples.push({ stack: [`m${i}.f${i * 7919}`, `deep/${i}.g`], count, value_ns });
   }
   const p = { type: 'cpu', time_nanos: 1, duration_nanos: 1, period: 1, samples };
   const full = await encodeWithin(p, 1 << 30);
   assert.strictEqual(full.samplesKept, 4000);
+  assert.strictEqual(full.countKept, 4000 + 1333 * (1 + 2)); // i % 3 is 1 or 2 1333 times each
   const small = await encodeWithin(p, 8 * 1024);
   assert.ok(small.body.length <= 8 * 1024, `${small.body.length} bytes`);
   assert.ok(small.samplesKept < 4000 && small.samplesKept > 0);
   const back = decodeProfile(zlib.gunzipSync(small.body));
   assert.ok(back.samples.some((s) => s.stack[0] === `m1234.f${1234 * 7919}`), 'heaviest stack kept');
+  assert.strictEqual(back.samples.length, small.samplesKept);
+  assert.strictEqual(small.countKept, back.samples.reduce((n, s) => n + Number(s.values[0]), 0));
   const none = await encodeWithin(p, 10);
   assert.strictEqual(none.body, null);
+  assert.strictEqual(none.countKept, 0);
 });

@@ -30,7 +30,7 @@ test('off by default: a config with enabled:false never starts the profiler', as
   t.after(() => cp.close());
   await sleep(2500);
   assert.strictEqual(spy.starts, 0);
-  assert.strictEqual(p.status(), 'disabled');
+  assert.strictEqual(p.statusText(), 'disabled');
   assert.ok(cp.polls.length >= 2);
   const q = cp.polls[0].query;
   assert.strictEqual(q.service, 'shop');
@@ -60,7 +60,7 @@ test('nothing before a valid config: a server answering 500 never turns profilin
   t.after(() => cp.close());
   await sleep(1500);
   assert.strictEqual(spy.starts, 0);
-  assert.strictEqual(p.status(), 'waiting: no config yet (config poll answered HTTP 500)');
+  assert.strictEqual(p.statusText(), 'waiting: no config yet (config poll answered HTTP 500)');
   assert.strictEqual(cp.polls.length, 1, 'before any config the poll interval is the default 10 s');
   await p.stop();
 });
@@ -71,7 +71,7 @@ test('toggle: on, off within a second of the change, on again; status reported',
   const p = makeProfiler(cp, spy);
   t.after(() => cp.close());
   assert.ok(await until(() => spy.active === 1, 1000), 'profiling starts on enabled:true');
-  assert.strictEqual(p.status(), 'profiling');
+  assert.strictEqual(p.statusText(), 'profiling');
   assert.deepStrictEqual(spy.intervals, [10000]);
   await sleep(1200); // a held poll is in flight with the current etag
   assert.ok(await until(() => lastStatus(cp) === 'profiling', 1500));
@@ -80,7 +80,7 @@ test('toggle: on, off within a second of the change, on again; status reported',
   assert.ok(await until(() => spy.active === 0, 1500), 'off after enabled:false');
   const tookMs = performance.now() - t0;
   assert.ok(tookMs < 1000, `turned off ${tookMs} ms after the toggle`);
-  assert.strictEqual(p.status(), 'disabled');
+  assert.strictEqual(p.statusText(), 'disabled');
   cp.setConfig(defaultConfig({ enabled: true, sampling_interval_us: 5000 }));
   assert.ok(await until(() => spy.active === 1, 2000), 'on again');
   assert.deepStrictEqual(spy.intervals, [10000, 5000]);
@@ -98,7 +98,7 @@ test('an invalid config stops profiling at once and says so', async (t) => {
   assert.ok(await until(() => spy.active === 1, 1000));
   cp.setConfig({ ...defaultConfig(), sampling_interval_us: 'fast' });
   assert.ok(await until(() => spy.active === 0, 1500), 'off on an invalid config');
-  assert.strictEqual(p.status(), 'error: invalid config: sampling_interval_us is not a number');
+  assert.strictEqual(p.statusText(), 'error: invalid config: sampling_interval_us is not a number');
   // The invalid config is not a valid one: the SDK keeps asking (no etag: a full 200 each time).
   assert.ok(await until(() => lastStatus(cp).startsWith('error: invalid config'), 2500));
   cp.setConfig(defaultConfig());
@@ -117,7 +117,7 @@ test('409 on upload: the profile is dropped, profiling stops until a fresh enabl
   cp.setConfig(defaultConfig({ sampling_interval_us: 20000, enabled: true }));
   assert.ok(await until(() => cp.uploads.length === 1, 2000), 'upload sent');
   assert.ok(await until(() => spy.active === 0, 1000), 'profiling stopped by the 409');
-  assert.strictEqual(p.status(), 'disabled: upload refused (409)');
+  assert.strictEqual(p.statusText(), 'disabled: upload refused (409)');
   await sleep(1500);
   assert.strictEqual(cp.uploads.length, 1, 'the refused profile is not retried');
   // The server turns the service off: a fresh 200 with enabled:false, still off.
@@ -145,7 +145,7 @@ test('three poll intervals without a valid config (500s) stop profiling', async 
   assert.ok(await until(() => spy.active === 0, 5000), 'off after 3 poll intervals');
   const offAfter = performance.now() - t0;
   assert.ok(offAfter > 1000 && offAfter < 4500, `off ${offAfter} ms after the server went bad`);
-  assert.strictEqual(p.status(), 'error: no valid config for 3 poll intervals (config poll answered HTTP 500)');
+  assert.strictEqual(p.statusText(), 'error: no valid config for 3 poll intervals (config poll answered HTTP 500)');
   const pollsAtOff = cp.polls.length;
   await sleep(2000);
   const rate = (cp.polls.length - pollsAtOff) / 2;
@@ -164,7 +164,7 @@ test('304s are valid configs: profiling stays on across many held polls', async 
   await sleep(4500);
   assert.strictEqual(spy.active, 1);
   assert.strictEqual(spy.starts, 1, 'one profile, never restarted');
-  assert.strictEqual(p.status(), 'profiling');
+  assert.strictEqual(p.statusText(), 'profiling');
   const n = cp.polls.length;
   assert.ok(n >= 4 && n <= 7, `${n} polls in ~4.5 s at a 1 s poll interval`);
   await p.stop();
@@ -194,7 +194,7 @@ test('type "wall" requested: profiles cpu and says so', async (t) => {
   const p = makeProfiler(cp, spy);
   t.after(() => cp.close());
   assert.ok(await until(() => spy.active === 1, 1000));
-  assert.strictEqual(p.status(), 'profiling: wall not supported, sending cpu');
+  assert.strictEqual(p.statusText(), 'profiling: wall not supported, sending cpu');
   await burnNamed(200);
   await p.stop();
   assert.strictEqual(cp.uploads.length, 1);
@@ -245,7 +245,7 @@ test('a refused poll (4xx) forgets the etag, a 503 keeps it; once the refusal en
   };
   assert.ok(await until(() => spy.active === 0, 6000), 'off after 3 poll intervals without a valid config');
   assert.ok(await until(() => refused.length >= 3, 3000), `${refused.length} refused polls`);
-  assert.match(p.status(), /^error: no valid config for 3 poll intervals \(config poll answered HTTP 401: key revoked\)$/);
+  assert.match(p.statusText(), /^error: no valid config for 3 poll intervals \(config poll answered HTTP 401: key revoked\)$/);
   assert.strictEqual(cp.polls[0].query.etag, undefined);
   assert.strictEqual(refused[0].etag, 'e1', 'the poll answered 503 sends the etag of the 200');
   assert.strictEqual(refused[1].etag, 'e1', 'a 503 keeps the etag');
@@ -260,6 +260,6 @@ test('a refused poll (4xx) forgets the etag, a 503 keeps it; once the refusal en
   assert.ok(await until(() => spy.active === 1, 3000), 'profiling resumes after the 200');
   assert.strictEqual(cp.polls[n].query.etag, undefined, 'the first poll after the refusal sends no etag');
   assert.strictEqual(cp.polls[n].query.wait, '0');
-  assert.strictEqual(p.status(), 'profiling');
+  assert.strictEqual(p.statusText(), 'profiling');
   await p.stop();
 });

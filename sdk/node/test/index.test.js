@@ -14,14 +14,15 @@ const { defaultInstance } = require('../lib/profiler');
 const INDEX = path.join(__dirname, '..', 'index.js');
 
 test('status() before start() is "disabled: not started"', () => {
-  assert.strictEqual(rt.status(), 'disabled: not started');
+  assert.strictEqual(rt.status().status, 'disabled: not started');
 });
 
 test('bad options never throw: the profiler reports an error status', async () => {
   for (const opts of [undefined, null, {}, { server: 'ftp://x', key: 'k', service: 's' }, { server: 'http://127.0.0.1:9', key: '', service: 's' }, { server: 'http://127.0.0.1:9', key: 'k', service: '' }, { server: 'http://127.0.0.1:9', key: 'k', service: 's', version: 5 }]) {
     const p = rt.start(opts);
-    assert.match(p.status(), /^error: /, JSON.stringify(opts));
-    assert.ok(isValidStatus(p.status()));
+    assert.match(p.status().status, /^error: /, JSON.stringify(opts));
+    assert.ok(isValidStatus(p.status().status));
+    assert.strictEqual(rt.status().status, p.status().status);
     await p.stop();
   }
 });
@@ -30,7 +31,7 @@ test('start() twice returns the running profiler; stop() is idempotent', async (
   const a = rt.start({ server: 'http://127.0.0.1:9', key: 'k', service: 'svc' });
   const b = rt.start({ server: 'http://127.0.0.1:9', key: 'k', service: 'other' });
   assert.strictEqual(a, b);
-  assert.strictEqual(rt.status(), 'waiting: no config yet');
+  assert.strictEqual(rt.status().status, 'waiting: no config yet');
   const s1 = a.stop();
   assert.strictEqual(a.stop(), s1);
   await s1;
@@ -49,7 +50,7 @@ test('in a worker thread the SDK is unavailable (it profiles the main thread onl
   const w = new Worker(
     `const rt = require(${JSON.stringify(INDEX)});
      const p = rt.start({ server: 'http://127.0.0.1:9', key: 'k', service: 'w' });
-     require('node:worker_threads').parentPort.postMessage(p.status());
+     require('node:worker_threads').parentPort.postMessage(p.status().status);
      p.stop();`,
     { eval: true },
   );
@@ -95,7 +96,7 @@ test('a process with --cpu-prof declines: V8 profiler in use', async () => {
     srv.listen(0, '127.0.0.1', () => {
       const rt = require(${JSON.stringify(INDEX)});
       const p = rt.start({ server: 'http://127.0.0.1:' + srv.address().port, key: 'k', service: 'cpuprof' });
-      setTimeout(async () => { console.log(p.status()); await p.stop(); srv.close(); }, 700);
+      setTimeout(async () => { console.log(p.status().status); await p.stop(); srv.close(); }, 700);
     });`;
   const dir = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'rt-cpuprof-'));
   const r = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '-e', script], { timeout: 15000 });

@@ -30,8 +30,8 @@ for (const which of ['service', 'instance']) {
       const opts = { server: cp.url, key: KEY, service: 'svc', instance: 'inst-1', _createSession: spySessions().create };
       opts[which] = name;
       const p = new Profiler(opts).start();
-      assert.strictEqual(p.status(), `error: invalid ${which} name (${reason})`);
-      assert.ok(isValidStatus(p.status()), p.status());
+      assert.strictEqual(p.statusText(), `error: invalid ${which} name (${reason})`);
+      assert.ok(isValidStatus(p.statusText()), p.statusText());
       await sleep(300);
       assert.strictEqual(cp.polls.length, 0);
       await p.stop();
@@ -45,7 +45,7 @@ for (const name of ['caf\u00e9-\u670d\u52a1-\u{1f680}', 'a\u0085b', '\u00e9'.rep
     const cp = await startFake(defaultConfig({ enabled: false }));
     t.after(() => cp.close());
     const p = new Profiler({ server: cp.url, key: KEY, service: name, instance: name, _createSession: spySessions().create }).start();
-    assert.ok(await until(() => p.status() === 'disabled', 2000), p.status());
+    assert.ok(await until(() => p.statusText() === 'disabled', 2000), p.statusText());
     assert.strictEqual(cp.polls[0].query.service, name);
     assert.strictEqual(cp.polls[0].query.instance, name);
     await p.stop();
@@ -74,9 +74,9 @@ test('a 403 on the poll: the status carries the server\'s message', async (t) =>
   t.after(() => cp.close());
   const p = new Profiler({ server: cp.url, key: KEY, service: 'svc', _createSession: spySessions().create }).start();
   const want = 'waiting: no config yet (config poll answered HTTP 403: this ingest key is bound to another service)';
-  assert.ok(await until(() => p.status() === want, 2000), p.status());
+  assert.ok(await until(() => p.statusText() === want, 2000), p.statusText());
   await p.stop();
-  assert.strictEqual(p.status(), 'disabled: stopped');
+  assert.strictEqual(p.statusText(), 'disabled: stopped');
 });
 
 test('a 403 while profiling: after 3 poll intervals the error status carries the message', async (t) => {
@@ -84,16 +84,16 @@ test('a 403 while profiling: after 3 poll intervals the error status carries the
   const spy = spySessions();
   t.after(() => cp.close());
   const p = new Profiler({ server: cp.url, key: KEY, service: 'svc', _createSession: spy.create }).start();
-  assert.ok(await until(() => p.status() === 'profiling', 2000), p.status());
+  assert.ok(await until(() => p.statusText() === 'profiling', 2000), p.statusText());
   cp.hostile = (req, res) => {
     res.writeHead(403, { 'content-type': 'application/json' });
     res.end(JSON.stringify(BOUND));
   };
   const want = 'error: no valid config for 3 poll intervals (config poll answered HTTP 403: this ingest key is bound to another service)';
-  assert.ok(await until(() => p.status() === want, 6000), p.status());
+  assert.ok(await until(() => p.statusText() === want, 6000), p.statusText());
   assert.strictEqual(spy.active, 0);
   cp.hostile = null;
-  assert.ok(await until(() => p.status() === 'profiling', 3000), p.status());
+  assert.ok(await until(() => p.statusText() === 'profiling', 3000), p.statusText());
   await p.stop();
 });
 
@@ -106,8 +106,8 @@ test('a long non-ASCII server message is cut to the 200-character printable ASCI
   };
   t.after(() => cp.close());
   const p = new Profiler({ server: cp.url, key: KEY, service: 'svc', _createSession: spySessions().create }).start();
-  assert.ok(await until(() => p.status().includes('403'), 2000), p.status());
-  const s = p.status();
+  assert.ok(await until(() => p.statusText().includes('403'), 2000), p.statusText());
+  const s = p.statusText();
   assert.ok(isValidStatus(s), s);
   assert.match(s, /^waiting: no config yet \(config poll answered HTTP 403: denied \?+ ?z+\)$/);
   assert.strictEqual(s.length, 'waiting: '.length + 200, s);

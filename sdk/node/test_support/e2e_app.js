@@ -1,6 +1,7 @@
 'use strict';
 // A small service for the end-to-end test: uses the SDK as an application would and burns
-// CPU in one named function. Prints a JSON line with the SDK's status every 250 ms.
+// CPU in one named function. Prints a JSON line with the SDK's status every 250 ms: status (the
+// string), st (the whole status() object), and figures from info().
 // Usage: node e2e_app.js SERVER KEY SERVICE MODE SECONDS
 //   MODE stop: calls p.stop() at the end; MODE exit: just returns (the exit flush uploads).
 
@@ -20,9 +21,17 @@ function burnTheCpuForE2E(ms) {
 
 function report(event) {
   const info = p.info();
-  process.stdout.write(
-    JSON.stringify({ event, status: rt.status(), polls: info.polls, uploads: info.uploads, profiles: info.profiles, median_delta_us: info.lastMedianDeltaUs }) + '\n',
-  );
+  const st = rt.status();
+  const line = {
+    event,
+    status: st.status,
+    st,
+    polls: info.polls,
+    uploads: info.uploads,
+    profiles: info.profiles,
+    median_delta_us: info.lastMedianDeltaUs,
+  };
+  process.stdout.write(JSON.stringify(line) + '\n');
 }
 
 process.on('exit', () => report('exit'));

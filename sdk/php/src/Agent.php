@@ -188,34 +188,78 @@ final class Agent
         });
     }
 
-    /** `<state>[: <reason>]` from the cached state (no network). */
-    public function status(): string
+    /**
+     * The status with its figures (names, interval, the spool's counters, the last
+     * error), from the cached state and the spool directory (no network). Never throws: on
+     * an internal failure, `error: internal error` with the names.
+     */
+    public function status(): Status
     {
-        $s = self::guard(fn() => State::status($this->spool->readState(),
-            $this->limits, $this->fatal, State::nowNs()));
-        return is_string($s) ? $s : Status::format(Status::ERROR, 'internal error');
+        $s = self::guard(fn() => $this->snapshot()[0]);
+        return $s instanceof Status ? $s : new Status(Status::format(Status::ERROR,
+            'internal error'), service: $this->service, instance: $this->instance,
+            spoolDir: $this->spoolDir);
     }
 
-    /** Details for operators: status, interval_us, names, spool, counters, last error. */
+    /**
+     * Details for operators: what status() gives, plus the profile type and whether this
+     * request is sampling now. Never throws.
+     * @return array{status: string, state: string, interval_us: int, type: string,
+     *         profiling: bool, service: string, instance: string, spool_dir: string,
+     *         spooled_bytes: int, queued: int, sent: int, dropped: int, samples: int,
+     *         last_error: ?string} interval_us in µs; queued, sent, dropped: profiles
+     */
     public function info(): array
     {
-        $st = $this->spool->readState();
-        $c = State::config($st, $this->limits);
-        return ['status' => $this->status(), 'state' => Status::state($this->status()),
-            'interval_us' => $c?->samplingIntervalUs ?? $this->limits->defaultSamplingIntervalUs,
+        $r = self::guard(fn() => $this->snapshot());
+        [$s, $c] = is_array($r) ? $r : [$this->status(), null];
+        return ['status' => $s->status, 'state' => $s->state, 'interval_us' => $s->intervalUs,
             'type' => State::profileType($c), 'profiling' => $this->profiler !== null,
             'service' => $this->service, 'instance' => $this->instance,
-            'spool_dir' => $this->spoolDir, 'spooled_bytes' => $this->spool->spooledBytes(),
-            'queued' => count($this->spool->queued()), 'sent' => (int)($st['sent'] ?? 0),
-            'dropped' => (int)($st['dropped'] ?? 0),
-            'last_error' => ($this->fatal !== null && Status::state($this->fatal) === Status::ERROR
-                ? $this->fatal : null) ?? $st['invalid'] ?? $st['poll_error'] ?? $st['upload_error'] ?? null];
+            'spool_dir' => $this->spoolDir, 'spooled_bytes' => $s->spooledBytes,
+            'queued' => $s->profilesQueued, 'sent' => $s->profilesSent,
+            'dropped' => $s->profilesDropped, 'samples' => $s->samples,
+            'last_error' => $s->lastError];
     }
 
     /** Whether excimer is sampling this request now. */
     public function profiling(): bool
     {
         return $this->profiler !== null;
+    }
+
+    /**
+     * The status and the config it was computed from, read once from the spool.
+     * @return array{0: Status, 1: ?Config}
+     */
+    private function snapshot(): array
+    {
+        $st = $this->spool->readState();
+        $c = State::config($st, $this->limits);
+        $n = static fn(string $k): int => is_numeric($st[$k] ?? null) ? (int)$st[$k] : 0;
+        return [new Status(State::status($st, $this->limits, $this->fatal, State::nowNs()),
+            intervalUs: $c?->samplingIntervalUs ?? $this->limits->defaultSamplingIntervalUs,
+            service: $this->service, instance: $this->instance, profilesSent: $n('sent'),
+            profilesDropped: $n('dropped'), profilesQueued: count($this->spool->queued()),
+            samples: $n('samples'), lastError: $this->lastError($st),
+            spoolDir: $this->spoolDir, spooledBytes: $this->spool->spooledBytes()), $c];
+    }
+
+    /** The last problem seen: bad options (the error status that stops everything), else
+     * from the cached state an invalid config (`invalid config: <why>`, as in the status),
+     * a failed poll or a failed upload; null when none. */
+    private function lastError(array $st): ?string
+    {
+        if ($this->fatal !== null && Status::state($this->fatal) === Status::ERROR) {
+            return $this->fatal;
+        }
+        foreach (['invalid' => 'invalid config: ', 'poll_error' => '', 'upload_error' => '']
+                 as $k => $prefix) {
+            if (is_string($st[$k] ?? null) && $st[$k] !== '') {
+                return $prefix . $st[$k];
+            }
+        }
+        return null;
     }
 
     private function startIfAllowed(): void

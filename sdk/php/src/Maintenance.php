@@ -89,14 +89,32 @@ final class Maintenance
         }
     }
 
-    /** Queues the spooled stacks as the profile [interval_start, $end]. */
+    /** Queues the spooled stacks as the profile [interval_start, $end], counting its
+     * samples (the state's `samples`, what Status reports). */
     private function close(array &$st, ?Config $c, int $end): void
     {
         $merged = $this->spool->claim($this->limits->maxStacksPerProfile);
+        $st['samples'] = (int)($st['samples'] ?? 0) + self::samples($merged);
         $us = $c !== null ? $c->samplingIntervalUs : $this->limits->defaultSamplingIntervalUs;
         $st['dropped'] = (int)($st['dropped'] ?? 0) + (new Uploader($this->spool, $this->limits))
             ->queueProfiles($merged, (int)$st['interval_start'], $end, State::profileType($c),
                 $us * 1000, $this->params);
+    }
+
+    /**
+     * The samples in what Spool::claim() returned: the sum of the stacks' events (excimer's
+     * getEventCount(), the pprof samples/count values), "(trimmed)" included.
+     * @param array<string, array{stacks?: array<string, array{0: int, 1: int}>}> $merged
+     */
+    private static function samples(array $merged): int
+    {
+        $n = 0;
+        foreach ($merged as $p) {
+            foreach ($p['stacks'] ?? [] as [$events]) {
+                $n += (int)$events;
+            }
+        }
+        return $n;
     }
 
     /** One config request (wait=0) and what its answer does to the state. */

@@ -56,24 +56,37 @@ final class Profiler
         self::$agent?->checkpoint();
     }
 
-    /** `<state>[: <reason>]` (DESIGN §5), e.g. `profiling`, `disabled`,
-     * `unavailable: ext-excimer not loaded`. */
-    public static function status(): string
+    /**
+     * The SDK's status now, from the cached state (no network; never throws): `->status` is
+     * `<state>[: <reason>]` as sent to the server (DESIGN §5), e.g. `profiling`, `disabled`,
+     * `unavailable: ext-excimer not loaded`; `->state`, `->reason`, `->intervalUs` (µs),
+     * the names, the spool's counters and `->lastError` beside it; `json_encode()` gives
+     * them in snake_case. Before start: `disabled: not started` (or `unavailable: ...`
+     * without excimer), null names, zero counters. Up to 0.1.0 this returned the string:
+     * the object still converts to it (`echo`, `.`, `(string)`) for one release, but
+     * `=== 'profiling'` must become `->state === 'profiling'`.
+     */
+    public static function status(): Status
     {
         if (self::$agent !== null) {
             return self::$agent->status();
         }
-        return extension_loaded('excimer') ? Status::format(Status::DISABLED, 'not started')
-            : Status::format(Status::UNAVAILABLE, 'ext-excimer not loaded');
+        return new Status(extension_loaded('excimer')
+            ? Status::format(Status::DISABLED, 'not started')
+            : Status::format(Status::UNAVAILABLE, 'ext-excimer not loaded'));
     }
 
-    /** Status, effective sampling interval (µs), names, spool and upload counters. */
+    /**
+     * Status, effective sampling interval (µs), type, names, spool and upload counters, as
+     * an array (Agent::info(); `['status' => string]` alone before start). Never throws.
+     * @return array<string, mixed>
+     */
     public static function info(): array
     {
         try {
-            return self::$agent?->info() ?? ['status' => self::status()];
+            return self::$agent?->info() ?? ['status' => self::status()->status];
         } catch (\Throwable $e) {
-            return ['status' => self::status()];
+            return ['status' => self::status()->status];
         }
     }
 }

@@ -22,6 +22,7 @@ namespace RootTrace;
  *   retry_at, attempt  upload backoff
  *   next_due       when a request's end should run maintenance next
  *   sent, dropped  profiles uploaded and given up, since the spool was made
+ *   samples        samples (excimer events) in the profiles made, since the spool was made
  *   status         the status last reported
  * A request's start reads only the gate file (Spool::readGate), derived from this state.
  */

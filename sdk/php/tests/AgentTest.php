@@ -54,6 +54,7 @@ PHP);
         $this->fake->setConfig(['poll_interval_s' => 10]);
         $plain = $this->runApp($this->app(''), ['-n']);
         $code = $this->app('RootTrace\Profiler::start(["server" => $argv[1], "key" => "k", "service" => "svc", "spool_dir" => $argv[2]]);' . "\n")
+            // echo of the Status object: the string form kept for one release (__toString).
             . 'echo RootTrace\Profiler::status(), "\n";';
         $with = $this->runApp($code, ['-n']);
         $this->assertSame(0, $with[0]);
@@ -72,7 +73,7 @@ PHP);
     public function testBadOptionsNeverReachTheApplication(): void
     {
         $code = $this->app('RootTrace\Profiler::start(["server" => "ftp://x", "key" => 5]); RootTrace\Profiler::start();' . "\n")
-            . 'echo RootTrace\Profiler::status(), "\n";';
+            . 'echo RootTrace\Profiler::status()->status, "\n";';
         [$rc, $out, $err] = $this->runApp($code);
         $this->assertSame(0, $rc);
         $this->assertSame('', $err);

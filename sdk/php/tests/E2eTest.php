@@ -82,7 +82,7 @@ function busy_compute_checksum(): int { \$x = 0; \$e = CPU_NOW + 0.3; while (CPU
 function sleepy_wait_for_io(): void { usleep(300000); }
 busy_compute_checksum();
 sleepy_wait_for_io();
-echo \$rt->status(), "\\n";
+echo \$rt->status()->status, "\\n";
 PHP;
         file_put_contents($this->dir . '/app.php', str_replace('CPU_NOW', T::CPU_NOW, $code));
         return $this->dir . '/app.php';

@@ -88,7 +88,7 @@ final class FpmTest extends TestCase
     'spool_dir' => '{$this->dir}/spool'], $limits);
 \$rt->begin();
 function busy_request(): int { \$x = 0; \$e = microtime(true) + 0.06; while (microtime(true) < \$e) { \$x++; } return \$x > 0 ? 1 : 0; }
-echo 'ok ', busy_request(), ' ', \$rt->status();
+echo 'ok ', busy_request(), ' ', \$rt->status()->status;
 PHP;
         file_put_contents($this->dir . '/app.php', $code);
         return $this->dir . '/app.php';

@@ -57,7 +57,7 @@ while (CPU_NOW - $c0 < 3.0 && microtime(true) - $t0 < 25.0) {
     $rt->checkpoint(); $n++;
 }
 echo json_encode(['wall' => microtime(true) - $t0, 'cpu' => CPU_NOW - $c0, 'n' => $n,
-    'fails' => $rt->spool->readState()['fails'] ?? null, 'status' => $rt->status()]);
+    'fails' => $rt->spool->readState()['fails'] ?? null, 'status' => $rt->status()->status]);
 PHP);
         file_put_contents($this->dir . '/loop.php', $code);
         [$rc, $out, $err] = T::runFile($this->dir . '/loop.php', [$this->fake->url, $this->dir . '/spool'],
@@ -218,7 +218,7 @@ PHP;
         $a = new RootTrace\Agent(['server' => 'http://127.0.0.1:1', 'key' => 'k',
             'service' => 'svc-long-' . bin2hex(random_bytes(4)), 'spool_dir' => $dir]);
         try {
-            $s = $a->status();
+            $s = $a->status()->status;
             $this->assertMatchesRegularExpression(RootTrace\Status::PATTERN, $s);
             $this->assertStringStartsWith('error: spool directory /dev/null/ddd', $s);
             $this->assertStringEndsWith('?x not writable', $s);

@@ -5,7 +5,7 @@ import pytest
 
 from roottrace import config as cfgmod
 from roottrace.config import DEFAULT_LIMITS, ConfigError, parse_config
-from roottrace.status import STATUS_RE, clean_reason, format_status
+from roottrace.status import STATUS_RE, clean_reason, format_status, split_status
 
 FULL = {"enabled": True, "type": "wall", "sampling_interval_us": 20000,
         "upload_interval_s": 60, "max_stack_depth": 128, "poll_interval_s": 10, "etag": "e1"}
@@ -36,7 +36,9 @@ def test_compiled_bounds_are_the_documented_ones():
     assert L.repoll_min_s == 1.0
     assert L.self_cost_factor == 100
     assert L.flush_timeout_s == 5.0
-    assert cfgmod.SAMPLING_INTERVAL_MIN_US == L.sampling_interval_min_us
+    # Each bound is written once, in Limits: no module constant repeats one.
+    assert [n for n, v in vars(cfgmod).items()
+            if n.isupper() and isinstance(v, (int, float))] == []
 
 
 def test_valid_config():
@@ -151,6 +153,19 @@ def test_status_grammar(state, reason, expected):
     s = format_status(state, reason)
     assert STATUS_RE.match(s), s
     assert s == expected
+
+
+@pytest.mark.parametrize("status,state,reason", [
+    ("profiling", "profiling", ""),
+    ("disabled", "disabled", ""),
+    ("disabled: not started", "disabled", "not started"),
+    ("error: invalid config: etag: bad", "error", "invalid config: etag: bad"),
+    ("waiting: no config yet (config poll failed: timed out)", "waiting",
+     "no config yet (config poll failed: timed out)"),
+])
+def test_split_status_gives_state_and_reason(status, state, reason):
+    assert split_status(status) == (state, reason)
+    assert format_status(state, reason) == status
 
 
 def test_status_reason_at_most_200_printable():

@@ -7,10 +7,10 @@ import time
 import pytest
 
 from conftest import wait_for
-from roottrace.config import SAMPLING_INTERVAL_MAX_US, SAMPLING_INTERVAL_MIN_US
+from roottrace.config import DEFAULT_LIMITS
 
 POLL = 0.2  # poll interval for these tests (compiled floor 1 s, overridden)
-FLOOR_NS = SAMPLING_INTERVAL_MIN_US * 1000
+FLOOR_NS = DEFAULT_LIMITS.sampling_interval_min_us * 1000
 
 
 def body(**kw):
@@ -27,7 +27,7 @@ CASES = {
     "interval_negative": (("body", {"raw_body": body(sampling_interval_us=-20000)}),
                           ("clamped", 10_000)),
     "interval_1e12": (("body", {"raw_body": body(sampling_interval_us=1e12)}),
-                      ("clamped", SAMPLING_INTERVAL_MAX_US)),
+                      ("clamped", DEFAULT_LIMITS.sampling_interval_max_us)),
     "interval_nan": (("body", {"raw_body": body().replace(b"20000", b"NaN")}), ("invalid",)),
     "interval_string": (("body", {"raw_body": body(sampling_interval_us="1")}), ("invalid",)),
     # Found by fuzzing: a lone surrogate was accepted, then every later poll failed to encode

@@ -139,3 +139,75 @@ def test_stop_keeps_a_real_error_from_before(fake):
     assert wait_for(lambda: roottrace.status()["last_error"] == "config poll answered 503", 3)
     roottrace.stop(2)
     assert roottrace.status()["last_error"] == "config poll answered 503"
+
+
+# The fields every SDK's status() has (docs/sdk/README.md, "One vocabulary"), in its order,
+# then Python's own.
+STATUS_KEYS = ["status", "state", "reason", "interval_us", "service", "instance",
+               "profiles_sent", "profiles_dropped", "profiles_queued", "samples",
+               "last_error", "median_walk_us"]
+
+
+def test_status_before_start_has_the_shared_fields_in_order():
+    st = roottrace.status()
+    assert list(st) == STATUS_KEYS
+    assert st == {"status": "disabled: not started", "state": "disabled",
+                  "reason": "not started", "interval_us": 20000, "service": None,
+                  "instance": None, "profiles_sent": 0, "profiles_dropped": 0,
+                  "profiles_queued": 0, "samples": 0, "last_error": None,
+                  "median_walk_us": 0.0}
+
+
+def test_reason_of_bad_arguments():
+    roottrace.start(server="http://127.0.0.1:9", key="k")
+    st = roottrace.status()
+    assert list(st) == STATUS_KEYS
+    assert (st["status"], st["state"], st["reason"]) == (
+        "error: missing argument: service", "error", "missing argument: service")
+
+
+def test_reason_in_each_state_the_control_plane_brings(fake):
+    fake.set_mode("status", code=403, status_body=b'{"error":"forbidden","message":"no"}')
+    roottrace.start(server=fake.url, key="k", service="svc", instance="inst-1")
+    want = "waiting: no config yet (config poll answered 403: no)"
+    assert wait_for(lambda: roottrace.status()["status"] == want, 3), roottrace.status()
+    st = roottrace.status()
+    assert list(st) == STATUS_KEYS
+    assert (st["state"], st["reason"]) == ("waiting", "no config yet (config poll answered "
+                                                      "403: no)")
+    assert (st["service"], st["instance"]) == ("svc", "inst-1")
+    roottrace.stop(1)
+    assert (roottrace.status()["state"], roottrace.status()["reason"]) == ("disabled",
+                                                                           "stopped")
+    roottrace._agent = None
+
+    fake.set_mode("normal")
+    fake.set_config(enabled=False, poll_interval_s=1)
+    roottrace.start(server=fake.url, key="k", service="svc")
+    assert wait_for(lambda: roottrace.status()["status"] == "disabled", 3), roottrace.status()
+    assert (roottrace.status()["state"], roottrace.status()["reason"]) == ("disabled", "")
+
+    fake.set_config(enabled=True, type="cpu")  # the held poll returns with it at once
+    want = "profiling: cpu not supported, sending wall"
+    assert wait_for(lambda: roottrace.status()["status"] == want, 3), roottrace.status()
+    st = roottrace.status()
+    assert (st["state"], st["reason"]) == ("profiling", "cpu not supported, sending wall")
+
+    fake.set_config(type="wall")
+    assert wait_for(lambda: roottrace.status()["status"] == "profiling", 3), roottrace.status()
+    st = roottrace.status()
+    assert (st["state"], st["reason"]) == ("profiling", "")
+    assert list(st) == STATUS_KEYS
+
+
+def test_reason_when_status_itself_fails(monkeypatch):
+    class Broken:
+        def status(self):
+            raise RuntimeError("boom")
+
+    monkeypatch.setattr(roottrace, "_agent", Broken())
+    st = roottrace.status()
+    assert list(st) == STATUS_KEYS  # the same fields as every other status
+    assert (st["status"], st["state"], st["reason"], st["last_error"]) == (
+        "error: status: boom", "error", "status: boom", "error: status: boom")
+    assert (st["profiles_sent"], st["samples"], st["service"]) == (0, 0, None)

@@ -59,7 +59,7 @@ while (true) {
     }
     $burnCpuMs += cpuMs() - $c0;
     emit(['event' => 'burn', 'burn_ms' => $burnMs, 'burn_cpu_ms' => $burnCpuMs]);
-    if ($since === null && RootTrace\Profiler::status() === 'profiling') {
+    if ($since === null && RootTrace\Profiler::status()->state === 'profiling') {
         $since = microtime(true);
         emit(['event' => 'profiling']);
     }

@@ -25,7 +25,7 @@ function run({ periodMs, work }) {
 
   function tick() {
     work();
-    if (profilingSince === null && rt.status() === 'profiling') {
+    if (profilingSince === null && rt.status().state === 'profiling') {
       profilingSince = performance.now();
       emit({ event: 'profiling' });
     }

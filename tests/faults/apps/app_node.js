@@ -1,7 +1,7 @@
 // The Node SDK's fault application (tests/faults/run.py): request-like units of work (JSON and
 // sha256, ~1 ms) every ~4 ms on the event loop, each unit's latency measured from when it was
-// due (so time the loop was blocked counts), reported with the SDK's info once a second as one
-// JSON line. Stops, flushing the SDK, when stdin closes. Env: RT_SERVER, RT_KEY, RT_SERVICE,
+// due (so time the loop was blocked counts), reported with the SDK's status() once a second as
+// one JSON line. Stops, flushing the SDK, when stdin closes. Env: RT_SERVER, RT_KEY, RT_SERVICE,
 // RT_INSTANCE.
 'use strict';
 const crypto = require('node:crypto');
@@ -27,11 +27,10 @@ let i = 0;
 let stopping = false;
 
 function emit(final) {
-  const info = profiler.info();
-  const up = info.uploads || {};
-  const sent = (up.uploaded || 0) + (up.duplicates || 0);
-  process.stdout.write(JSON.stringify({ t: Date.now() / 1000, u: units, status: rt.status(),
-    queued: info.queued, sent, dropped: up.dropped || 0, final }) + '\n');
+  const st = rt.status();
+  process.stdout.write(JSON.stringify({ t: Date.now() / 1000, u: units, status: st.status,
+    queued: st.profiles_queued, sent: st.profiles_sent, dropped: st.profiles_dropped,
+    final }) + '\n');
   units = [];
 }
 

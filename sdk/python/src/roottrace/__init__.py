@@ -18,7 +18,7 @@ from typing import Dict, Optional
 
 from .agent import SDK_VERSION, Agent
 from .config import DEFAULT_LIMITS, Limits
-from .status import STATUS_RE, format_status
+from .status import STATUS_RE, format_status, split_status
 
 __version__ = SDK_VERSION
 __all__ = ["start", "stop", "status", "__version__"]
@@ -56,7 +56,7 @@ def start(server: Optional[str] = None, key: Optional[str] = None,
         pass
 
 
-def stop(timeout: float = 5) -> None:
+def stop(timeout: float = DEFAULT_LIMITS.flush_timeout_s) -> None:
     """Stops profiling, uploads the profile in progress and what is queued, waiting at
     most `timeout` seconds (and never more than 5). Never raises."""
     try:
@@ -68,20 +68,29 @@ def stop(timeout: float = 5) -> None:
 
 
 def status() -> Dict[str, object]:
-    """The SDK's state: `status` (`<state>[: <reason>]`, as sent to the server),
-    `state`, `interval_us` (effective sampling interval), `instance`, counters of
-    profiles sent, dropped and queued, `samples`, `median_walk_us` and `last_error`."""
+    """The SDK's state, with the fields every SDK's status has (docs/sdk/README.md, "One
+    vocabulary"), in this order: `status` (`<state>[: <reason>]`, as sent to the server),
+    `state`, `reason` (the part after `<state>: `, or ""), `interval_us` (effective
+    sampling interval), `service`, `instance`, `profiles_sent`, `profiles_dropped`,
+    `profiles_queued`, `samples`, `last_error`; then `median_walk_us`."""
     try:
         a = _agent
         if a is None:
-            return {"status": format_status("disabled", "not started"), "state": "disabled",
-                    "interval_us": DEFAULT_LIMITS.default_sampling_interval_us,
-                    "service": None, "instance": None, "profiles_sent": 0,
-                    "profiles_dropped": 0, "profiles_queued": 0, "samples": 0,
-                    "median_walk_us": 0.0, "last_error": None}
+            return _status_without_agent(format_status("disabled", "not started"), None)
         return a.status()
     except Exception as e:  # noqa: BLE001
-        return {"status": format_status("error", "status: %s" % e), "state": "error"}
+        s = format_status("error", "status: %s" % e)
+        return _status_without_agent(s, s)
+
+
+def _status_without_agent(s: str, last_error: Optional[str]) -> Dict[str, object]:
+    """status()'s fields when no agent can say them: status s, zero counters, no names."""
+    state, reason = split_status(s)
+    return {"status": s, "state": state, "reason": reason,
+            "interval_us": DEFAULT_LIMITS.default_sampling_interval_us,
+            "service": None, "instance": None, "profiles_sent": 0,
+            "profiles_dropped": 0, "profiles_queued": 0, "samples": 0,
+            "last_error": last_error, "median_walk_us": 0.0}
 
 
 def _after_fork_child() -> None:

@@ -138,12 +138,12 @@ class Client:
                 pass
 
     def request(self, method: str, path: str, params: Dict[str, object],
-                body: Optional[bytes] = None, headers: Optional[Dict[str, str]] = None,
-                deadline_s: float = 30.0, connect_timeout_s: float = 5.0,
+                body: Optional[bytes] = None, headers: Optional[Dict[str, str]] = None, *,
+                deadline_s: float, connect_timeout_s: float,
                 max_body: int = 64 * 1024) -> Response:
         """One request on a new connection. Raises HTTPError on any network failure or
         when the whole exchange takes longer than deadline_s; BodyTooLarge when the body
-        exceeds max_body."""
+        exceeds max_body. The deadlines come from the caller's Limits."""
         query = urllib.parse.urlencode([(k, str(v)) for k, v in params.items() if v is not None])
         url = self.prefix + path + ("?" + query if query else "")
         deadline = time.monotonic() + deadline_s

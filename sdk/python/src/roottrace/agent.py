@@ -195,17 +195,18 @@ class Agent:
             if name == "poller":
                 self.poller_ident = t.ident
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: Optional[float] = None) -> None:
         """Stops profiling, queues the profile in progress, uploads what is queued, and
-        waits at most `timeout` seconds (never more than the flush limit)."""
+        waits at most `timeout` seconds (default and most: the flush limit)."""
         if self.state != "running":
             return
         self.state = "stopping"
+        limit = self.limits.flush_timeout_s
         try:
-            timeout = float(timeout)
+            wait = limit if timeout is None else float(timeout)
         except (TypeError, ValueError):
-            timeout = self.limits.flush_timeout_s
-        deadline = time.monotonic() + max(0.0, min(timeout, self.limits.flush_timeout_s))
+            wait = limit
+        deadline = time.monotonic() + max(0.0, min(wait, limit))
         self.stop_event.set()
         self.wake.set()
         self.upload_kick.set()
@@ -286,11 +287,15 @@ class Agent:
         return self.sampler.effective_interval_ns(us * 1000) // 1000
 
     def status(self) -> Dict[str, object]:
+        """The fields of docs/sdk/README.md ("One vocabulary") in its order, then
+        median_walk_us."""
         s = self.status_string()
+        state, reason = st.split_status(s)
         up = self.uploader
         return {
             "status": s,
-            "state": s.split(":", 1)[0],
+            "state": state,
+            "reason": reason,
             "interval_us": self.interval_us(),
             "service": self.service,
             "instance": self.instance,
@@ -298,9 +303,9 @@ class Agent:
             "profiles_dropped": up.dropped if up else 0,
             "profiles_queued": len(up.queue) if up else 0,
             "samples": self.sampler.samples_taken,
-            "median_walk_us": self.sampler.median_walk_ns() / 1000.0,
             "last_error": (self.invalid_reason or self.poll_error or
                            (up.last_error if up else None) or self.internal_error),
+            "median_walk_us": self.sampler.median_walk_ns() / 1000.0,
         }
 
     # ---- config poller ------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Optional, Tuple
 
 PROFILING = "profiling"
 DISABLED = "disabled"
@@ -28,6 +28,13 @@ def clean_reason(reason: str) -> str:
     """The reason as printable ASCII (anything else becomes '?'), at most 200 characters."""
     r = _UNPRINTABLE.sub("?", str(reason)).strip()
     return r[:REASON_MAX].rstrip()
+
+
+def split_status(status: str) -> Tuple[str, str]:
+    """(state, reason) of a status string: the reason is the part after `<state>: `, or ""
+    when there is none (docs/sdk/README.md, "One vocabulary")."""
+    state, _, reason = status.partition(": ")
+    return state, reason
 
 
 def format_status(state: str, reason: Optional[str] = None) -> str:

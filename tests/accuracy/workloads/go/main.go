@@ -61,9 +61,9 @@ func threadCPUMs() float64 {
 
 func main() {
 	runS, _ := strconv.ParseFloat(os.Args[4], 64)
-	cfg := roottrace.Config{Server: os.Args[1], Key: os.Args[2], Service: os.Args[3],
+	opts := roottrace.Options{Server: os.Args[1], Key: os.Args[2], Service: os.Args[3],
 		Version: "accuracy-1"}
-	if err := roottrace.Start(cfg); err != nil {
+	if err := roottrace.Start(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
 		os.Exit(2)
 	}

@@ -46,9 +46,9 @@ func emit(units [][2]int64, final bool) {
 }
 
 func main() {
-	cfg := roottrace.Config{Server: os.Getenv("RT_SERVER"), Key: os.Getenv("RT_KEY"),
+	opts := roottrace.Options{Server: os.Getenv("RT_SERVER"), Key: os.Getenv("RT_KEY"),
 		Service: os.Getenv("RT_SERVICE"), Instance: os.Getenv("RT_INSTANCE"), Version: "faults-1"}
-	if err := roottrace.Start(cfg); err != nil {
+	if err := roottrace.Start(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
 		os.Exit(2)
 	}

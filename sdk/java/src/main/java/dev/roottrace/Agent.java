@@ -111,7 +111,7 @@ final class Agent {
     volatile boolean profiling; // the sampler is sampling
     private volatile boolean abandoned; // stop() gave up waiting: start nothing new
     private Http http; // uploads; made on the first upload (guarded by this)
-    volatile PollClient pollClient; // config polls; made by start()
+    volatile Poller pollClient; // config polls; made by start()
     volatile Uploader uploader;
     private Thread poller;
     private Object osBean; // com.sun.management.OperatingSystemMXBean, or a miss marker
@@ -198,7 +198,7 @@ final class Agent {
             return;
         }
         state = "running";
-        pollClient = new PollClient(server, key, "roottrace-java/" + SDK_VERSION,
+        pollClient = new Poller(server, key, "roottrace-java/" + SDK_VERSION,
                 limits.connectTimeoutS);
         uploader = new Uploader(this::http, this::commonParams, limits.queueMaxProfiles,
                 limits.uploadMaxBytes, limits.uploadDeadlineS);
@@ -262,7 +262,7 @@ final class Agent {
         stopped.countDown();
         kickUploader();
         wake.signal();
-        PollClient pc = pollClient;
+        Poller pc = pollClient;
         if (pc != null) {
             pc.abort();
         }

@@ -7,7 +7,7 @@ package dev.roottrace;
  * The SDK's bounds as one immutable value. The SDK itself always uses {@link #DEFAULT};
  * tests may build a copy with shorter bounds through {@link #override()}.
  */
-final class Limits {
+final class Limits implements Cloneable {
     /**
      * Sampling interval floor, microseconds: every Thread.getAllStackTraces() is a global
      * safepoint costing 0.4-3 ms of the whole JVM (RUNTIMES.md §3), so Java's floor is 20 ms
@@ -87,34 +87,13 @@ final class Limits {
     private Limits() {
     }
 
-    /** A copy of these bounds whose fields a test then changes (tests only). */
+    /** A copy of these bounds whose fields a test then changes (tests only). Every field is a
+     *  primitive, so the copy shares nothing; a field added above is copied with the rest. */
     Limits override() {
-        Limits l = new Limits();
-        l.samplingIntervalMinUs = samplingIntervalMinUs;
-        l.samplingIntervalMaxUs = samplingIntervalMaxUs;
-        l.uploadIntervalMinS = uploadIntervalMinS;
-        l.uploadIntervalMaxS = uploadIntervalMaxS;
-        l.stackDepthMin = stackDepthMin;
-        l.stackDepthMax = stackDepthMax;
-        l.pollIntervalMinS = pollIntervalMinS;
-        l.pollIntervalMaxS = pollIntervalMaxS;
-        l.uploadMaxBytes = uploadMaxBytes;
-        l.configMaxBytes = configMaxBytes;
-        l.repollMinS = repollMinS;
-        l.pollWaitMaxS = pollWaitMaxS;
-        l.requestSlackS = requestSlackS;
-        l.connectTimeoutS = connectTimeoutS;
-        l.uploadDeadlineS = uploadDeadlineS;
-        l.maxStacksPerProfile = maxStacksPerProfile;
-        l.queueMaxProfiles = queueMaxProfiles;
-        l.retryBackoffMinS = retryBackoffMinS;
-        l.retryBackoffMaxS = retryBackoffMaxS;
-        l.selfCostFactor = selfCostFactor;
-        l.selfCostWindow = selfCostWindow;
-        l.flushTimeoutS = flushTimeoutS;
-        l.defaultSamplingIntervalUs = defaultSamplingIntervalUs;
-        l.defaultUploadIntervalS = defaultUploadIntervalS;
-        l.defaultPollIntervalS = defaultPollIntervalS;
-        return l;
+        try {
+            return (Limits) super.clone();
+        } catch (CloneNotSupportedException e) {
+            throw new AssertionError(e); // Limits is Cloneable
+        }
     }
 }

@@ -1,7 +1,11 @@
 // Status: a snapshot of the SDK's state, as RootTrace.status() returns it.
 package dev.roottrace;
 
-/** What the SDK is doing, at one moment. Immutable. */
+/**
+ * What the SDK is doing, at one moment. Immutable. The accessors are the fields every SDK's
+ * status has (docs/sdk/README.md, "One vocabulary"), in that order, then
+ * {@link #medianWalkUs()}; {@link #toString()} is the status string.
+ */
 public final class Status {
     private final String status;
     private final long intervalUs;
@@ -41,6 +45,13 @@ public final class Status {
         return i < 0 ? status : status.substring(0, i);
     }
 
+    /** The part of {@link #status()} after {@code <state>: }, e.g.
+     *  {@code cpu not supported, sending wall}, or {@code ""} when there is none. */
+    public String reason() {
+        int i = status.indexOf(": ");
+        return i < 0 ? "" : status.substring(i + 2);
+    }
+
     /** The effective sampling interval, microseconds (configured, clamped to 20 ms-1 s,
      *  lengthened by the self-cost budget). */
     public long intervalUs() {
@@ -77,30 +88,33 @@ public final class Status {
         return samples;
     }
 
+    /** The last problem seen (poll, config, upload), or null. */
+    public String lastError() {
+        return lastError;
+    }
+
     /** Median wall time of the recent stack walks, microseconds (the JVM pause a sample
      *  costs). */
     public double medianWalkUs() {
         return medianWalkUs;
     }
 
-    /** The last problem seen (poll, config, upload), or null. */
-    public String lastError() {
-        return lastError;
-    }
-
-    /** The status as one JSON object (for logs and the benchmark). */
+    /** The status as one JSON object (for logs and the benchmark), the fields in the
+     *  order above, named as in the other SDKs ({@code interval_us}, ...). */
     public String toJson() {
         return "{\"status\":" + quote(status) + ",\"state\":" + quote(state())
+                + ",\"reason\":" + quote(reason())
                 + ",\"interval_us\":" + intervalUs + ",\"service\":" + quote(service)
                 + ",\"instance\":" + quote(instance) + ",\"profiles_sent\":" + profilesSent
                 + ",\"profiles_dropped\":" + profilesDropped + ",\"profiles_queued\":"
-                + profilesQueued + ",\"samples\":" + samples + ",\"median_walk_us\":"
-                + medianWalkUs + ",\"last_error\":" + quote(lastError) + "}";
+                + profilesQueued + ",\"samples\":" + samples + ",\"last_error\":"
+                + quote(lastError) + ",\"median_walk_us\":" + medianWalkUs + "}";
     }
 
+    /** The status string, {@link #status()}; {@link #toJson()} has every field. */
     @Override
     public String toString() {
-        return toJson();
+        return status;
     }
 
     private static String quote(String s) {

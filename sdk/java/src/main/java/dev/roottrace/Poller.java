@@ -1,4 +1,4 @@
-// PollClient: the config poll as one plain HTTP/1.1 GET on its own connection, with a
+// Poller: the config poll as one plain HTTP/1.1 GET on its own connection, with a
 // deadline on the whole exchange and a cap on the body. java.net.http.HttpClient retries a
 // GET whose connection is reset before an answer, which would let a hostile server double
 // the poll rate; here one poll is exactly one request (DESIGN §5).
@@ -15,7 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import javax.net.ssl.SSLSocketFactory;
 
-final class PollClient {
+final class Poller {
     /** Status line and headers larger than this are refused. */
     static final int HEAD_MAX_BYTES = 64 * 1024;
 
@@ -30,7 +30,7 @@ final class PollClient {
     private volatile Socket current; // the socket of the request in flight, for abort()
     private volatile boolean aborted; // abort() came: no new requests
 
-    PollClient(String server, String key, String userAgent, double connectTimeoutS) {
+    Poller(String server, String key, String userAgent, double connectTimeoutS) {
         URI u = URI.create(Http.baseUrl(server));
         this.https = u.getScheme().equals("https");
         this.host = u.getHost();
