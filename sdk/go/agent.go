@@ -328,7 +328,11 @@ func (a *agent) report() StatusInfo {
 	sent, dropped, queued, upErr := a.up.sent, a.up.dropped, len(a.up.queue), a.up.lastErr
 	a.up.mu.Unlock()
 	a.mu.Lock()
-	last := firstNonEmpty(a.invalid, a.pollErr, upErr, a.internalErr)
+	invalid := a.invalid
+	if invalid != "" {
+		invalid = errConfig.Error() + ": " + invalid // as the status says it
+	}
+	last := firstNonEmpty(invalid, a.pollErr, upErr, a.internalErr)
 	a.mu.Unlock()
 	return StatusInfo{Status: s, State: state, Reason: reason, IntervalUS: goSamplingIntervalUS,
 		Service: a.opts.Service, Instance: a.opts.Instance, ProfilesSent: sent,

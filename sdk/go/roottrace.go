@@ -191,18 +191,23 @@ func Stop(timeout time.Duration) {
 func Status() (s StatusInfo) {
 	defer func() {
 		if r := recover(); r != nil {
-			s = StatusInfo{Status: formatStatus(StateError, fmt.Sprint("status: ", r)), State: StateError}
+			f := formatStatus(StateError, fmt.Sprint("status: ", r))
+			_, reason := splitStatus(f)
+			s = StatusInfo{Status: f, State: StateError, Reason: reason,
+				IntervalUS: goSamplingIntervalUS, LastError: f}
 		}
 	}()
 	mu.Lock()
 	a, f := current, failed
 	mu.Unlock()
 	if a == nil {
+		last := f // the status of a Start that failed is the last problem seen
 		if f == "" {
 			f = formatStatus(StateDisabled, "not started")
 		}
 		state, reason := splitStatus(f)
-		return StatusInfo{Status: f, State: state, Reason: reason, IntervalUS: goSamplingIntervalUS}
+		return StatusInfo{Status: f, State: state, Reason: reason, IntervalUS: goSamplingIntervalUS,
+			LastError: last}
 	}
 	return a.report()
 }

@@ -73,7 +73,8 @@ func TestConfigIsTheDeprecatedNameOfOptions(t *testing.T) {
 		t.Fatalf("Start(Config{Service}): %v", err)
 	}
 	if s := Status(); s.Status != "error: missing option: server, key" ||
-		s.State != StateError || s.Reason != "missing option: server, key" {
+		s.State != StateError || s.Reason != "missing option: server, key" ||
+		s.LastError != s.Status {
 		t.Fatalf("%+v", s)
 	}
 	f := newFakeCP(t)

@@ -162,8 +162,9 @@ def test_reason_of_bad_arguments():
     roottrace.start(server="http://127.0.0.1:9", key="k")
     st = roottrace.status()
     assert list(st) == STATUS_KEYS
-    assert (st["status"], st["state"], st["reason"]) == (
-        "error: missing argument: service", "error", "missing argument: service")
+    assert (st["status"], st["state"], st["reason"], st["last_error"]) == (
+        "error: missing argument: service", "error", "missing argument: service",
+        "error: missing argument: service")
 
 
 def test_reason_in_each_state_the_control_plane_brings(fake):

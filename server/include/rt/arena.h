@@ -18,14 +18,15 @@ void rt_arena_init(struct rt_arena *a);
 /* Frees every block at once; pointers handed out become invalid. a may be reused. */
 void rt_arena_cleanup(struct rt_arena *a);
 
-/* n bytes, aligned to 8, valid until rt_arena_cleanup; NULL on ENOMEM (or n beyond
- * SIZE_MAX - 8). Blocks are 64 KiB, or n when larger. */
+/* n bytes, aligned to 8, valid until rt_arena_cleanup; NULL on ENOMEM or when n is too large
+ * to round up with a block header. Blocks are 64 KiB; an allocation over 16 KiB gets a block
+ * of its own, placed behind the current one so that its room stays in use. */
 void *rt_arena_alloc(struct rt_arena *a, size_t n);
 
 /* n bytes zeroed (count * size, overflow checked); NULL on ENOMEM or overflow. */
 void *rt_arena_calloc(struct rt_arena *a, size_t count, size_t size);
 
-/* A NUL-terminated copy of n bytes of s; NULL on ENOMEM. */
+/* A NUL-terminated copy of n bytes of s; NULL on ENOMEM (or n = SIZE_MAX). */
 char *rt_arena_strndup(struct rt_arena *a, const char *s, size_t n);
 
 #endif

@@ -37,15 +37,20 @@ void *rt_arena_alloc(struct rt_arena *a, size_t n)
     n = (n + 7) & ~(size_t)7;
     struct rt_arena_block *b = a->head;
     if (!b || b->cap - b->used < n) {
-        size_t cap = n > BLOCK_BYTES ? n : BLOCK_BYTES;
+        size_t cap = n > BLOCK_BYTES / 4 ? n : BLOCK_BYTES;
         b = malloc(sizeof(*b) + cap);
         if (!b)
             return NULL;
-        b->next = a->head;
         b->used = 0;
         b->cap = cap;
-        a->head = b;
         a->bytes += cap;
+        if (cap == n && a->head) { /* a large one: behind the head, whose room stays in use */
+            b->next = a->head->next;
+            a->head->next = b;
+        } else {
+            b->next = a->head;
+            a->head = b;
+        }
     }
     void *p = b->data + b->used;
     b->used += n;
@@ -65,6 +70,8 @@ void *rt_arena_calloc(struct rt_arena *a, size_t count, size_t size)
 
 char *rt_arena_strndup(struct rt_arena *a, const char *s, size_t n)
 {
+    if (n == SIZE_MAX)
+        return NULL;
     char *p = rt_arena_alloc(a, n + 1);
     if (!p)
         return NULL;

@@ -1,5 +1,6 @@
 /* Tests of the arena (server/src/core/arena.c): alignment, memory that never moves across
- * blocks, large allocations, zeroing, copies, overflow, and reuse after cleanup. */
+ * blocks, large allocations (in blocks of their own, behind the current one), zeroing,
+ * copies, overflow, and reuse after cleanup. */
 #include <stdint.h>
 #include <string.h>
 
@@ -54,9 +55,25 @@ static void test_large_zeroed_and_copies(void)
     rt_arena_cleanup(&a);
 }
 
+static void test_large_allocations_keep_the_current_block(void)
+{
+    struct rt_arena a;
+    rt_arena_init(&a);
+    char *first = rt_arena_alloc(&a, 16000);
+    for (int i = 0; i < 3; i++)                      /* 64,000 of the 65,536 bytes used */
+        CHECK(rt_arena_alloc(&a, 16000) != NULL);
+    CHECK(rt_arena_alloc(&a, 20000) != NULL);      /* does not fit: a block of its own */
+    char *next = rt_arena_alloc(&a, 8);
+    CHECK(next == first + 64000);                    /* the 64 KiB block is still in use */
+    CHECK_INT((int)a.bytes, 64 * 1024 + 20000);
+    CHECK(rt_arena_strndup(&a, "x", SIZE_MAX) == NULL);
+    rt_arena_cleanup(&a);
+}
+
 int main(void)
 {
     RUN(test_alignment_and_stability);
     RUN(test_large_zeroed_and_copies);
+    RUN(test_large_allocations_keep_the_current_block);
     return TEST_DONE();
 }

@@ -303,7 +303,9 @@ class Agent:
             "profiles_dropped": up.dropped if up else 0,
             "profiles_queued": len(up.queue) if up else 0,
             "samples": self.sampler.samples_taken,
-            "last_error": (self.invalid_reason or self.poll_error or
+            "last_error": (self.fatal or
+                           ("invalid config: " + self.invalid_reason if self.invalid_reason
+                            else None) or self.poll_error or
                            (up.last_error if up else None) or self.internal_error),
             "median_walk_us": self.sampler.median_walk_ns() / 1000.0,
         }

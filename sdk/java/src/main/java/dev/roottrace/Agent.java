@@ -362,7 +362,9 @@ final class Agent {
     Status status() {
         String s = statusString();
         Uploader up = uploader;
-        String le = invalidReason != null ? invalidReason : pollError != null ? pollError
+        String le = fatal != null ? fatal
+                : invalidReason != null ? "invalid config: " + invalidReason
+                : pollError != null ? pollError
                 : up != null && up.lastError != null ? up.lastError : internalError;
         return new Status(s, intervalUs(), service, instance, up == null ? 0 : up.sent,
                 up == null ? 0 : up.dropped, up == null ? 0 : up.pending(),

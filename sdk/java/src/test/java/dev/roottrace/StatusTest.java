@@ -44,6 +44,8 @@ class StatusTest {
         bad.start();
         assertEquals("error", bad.status().state());
         assertEquals("invalid service name (contains '/')", bad.status().reason());
+        assertEquals("error: invalid service name (contains '/')", bad.status().lastError());
+        assertEquals(null, idle.status().lastError());
     }
 
     @Test
