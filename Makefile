@@ -23,9 +23,9 @@ endif
 
 CC      ?= cc
 FUZZ_CC ?= clang
-PKGS     = libmicrohttpd jansson sqlite3 zlib libsodium libxxhash libcurl
+PKGS     = libmicrohttpd jansson sqlite3 zlib libsodium libxxhash libcurl libprotobuf-c
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
-           -Iserver/include -Iserver/src $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+           -Iserver/include -Iserver/src -I$(BUILD)/gen $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS += $(SANFLAGS)
 
@@ -56,8 +56,22 @@ $(BUILD)/obj/%.o: server/src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# Code protoc-c generates from server/proto/*.proto into $(BUILD)/gen/ (Debian's
+# protobuf-c-compiler; scripts/install-deps.sh), compiled into the module named by GEN_<name>:
+# the Push envelope (ingest/push.c) into ingest.
+PROTOS     = $(wildcard server/proto/*.proto)
+GEN_OBJS   = $(patsubst server/proto/%.proto,$(BUILD)/gen/%.pb-c.o,$(PROTOS))
+GEN_HDRS   = $(patsubst server/proto/%.proto,$(BUILD)/gen/%.pb-c.h,$(PROTOS))
+EXTRA_ingest = $(GEN_OBJS)
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: server/proto/%.proto
+	@mkdir -p $(dir $@)
+	protoc-c --proto_path=server/proto --c_out=$(BUILD)/gen $<
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h
+	$(CC) $(CFLAGS) -c $< -o $@
+$(call objs,ingest): | $(GEN_HDRS)
+
 define MODULE_RULES
-$(call lib,$(1)): $(call objs,$(1))
+$(call lib,$(1)): $(call objs,$(1)) $(EXTRA_$(1))
 	@mkdir -p $$(dir $$@)
 	rm -f $$@ && ar rcs $$@ $$^
 endef

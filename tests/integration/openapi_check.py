@@ -26,8 +26,10 @@ ROUTES = {
     ("post", "/api/v1/keys"), ("get", "/api/v1/keys"), ("delete", "/api/v1/keys/{id}"),
     ("get", "/api/v1/audit"), ("get", "/healthz"), ("get", "/metrics"),
     ("post", "/api/v1/session"), ("get", "/api/v1/session"), ("delete", "/api/v1/session"),
-    ("get", "/"),
+    ("get", "/"), ("post", "/ingest"), ("post", "/push.v1.PusherService/Push"),
 }
+# Pyroscope's routes (DESIGN §12): outside /api/v1/, with Bearer or Basic.
+PYROSCOPE = {"/ingest", "/push.v1.PusherService/Push"}
 # /api/v1/ routes that take no key (the UI's sign-in: the key is in the body, or the cookie).
 PUBLIC = {"/api/v1/session"}
 # The scope each /api/v1/ route needs (server/src/http/api.c `routes[]`); the document says it
@@ -43,6 +45,7 @@ SCOPES = {
     ("put", "/api/v1/services/{name}/profiling"): "admin", ("get", "/api/v1/keys"): "admin",
     ("post", "/api/v1/keys"): "admin", ("delete", "/api/v1/keys/{id}"): "admin",
     ("get", "/api/v1/audit"): "read",
+    ("post", "/ingest"): "ingest", ("post", "/push.v1.PusherService/Push"): "ingest",
 }
 # Path arguments that reach each templated route's handler.
 PATH_ARGS = {"id": 1, "name": "nobody"}

@@ -103,3 +103,24 @@ def wall_profile(counts, period=20_000_000, **kw):
     stacks = [(k.split(";"), [n, n * period]) for k, n in counts.items()]
     return build(stacks, sample_types=(("samples", "count"), ("wall", "nanoseconds")),
                  period_type=("wall", "nanoseconds"), period=period, **kw)
+
+
+def push_request(series):
+    """A push.v1.PushRequest (Pyroscope's Connect Push, DESIGN §12) as protobuf bytes:
+    series is [(labels {name: value}, [(raw_profile bytes, id or None), ...]), ...]."""
+    out = b""
+    for labels, samples in series:
+        s = b"".join(_ld(1, _ld(1, k.encode()) + _ld(2, v.encode())) for k, v in labels.items())
+        for raw, sid in samples:
+            s += _ld(2, _ld(1, raw) + (_ld(2, sid.encode()) if sid else b""))
+        out += _ld(1, s)
+    return out
+
+
+def push_json(series):
+    """The same request in Connect's JSON form (rawProfile in base64)."""
+    import base64
+    return {"series": [{"labels": [{"name": k, "value": v} for k, v in labels.items()],
+                        "samples": [{"rawProfile": base64.b64encode(raw).decode(),
+                                     **({"ID": sid} if sid else {})} for raw, sid in samples]}
+                       for labels, samples in series]}

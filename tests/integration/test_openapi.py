@@ -21,7 +21,7 @@ pytest.register_assert_rewrite("openapi_check")
 import openapi_check as oc  # noqa: E402
 import pprof_build as pb  # noqa: E402
 from conftest import shared  # noqa: E402
-from openapi_check import (PUBLIC, ROUTES, S, SCOPES, SPEC_PATH, T, deref,  # noqa: E402
+from openapi_check import (PUBLIC, PYROSCOPE, ROUTES, S, SCOPES, SPEC_PATH, T, deref,  # noqa: E402
                            validate, validator)
 
 # DESIGN §11's field names: each must be a required property of the schema named here.
@@ -175,12 +175,17 @@ def test_document_describes_authentication(spec):
     assert spec["components"]["securitySchemes"]["bearerAuth"] == {
         **spec["components"]["securitySchemes"]["bearerAuth"], "type": "http",
         "scheme": "bearer"}
+    assert spec["components"]["securitySchemes"]["basicAuth"] == {
+        **spec["components"]["securitySchemes"]["basicAuth"], "type": "http", "scheme": "basic"}
     for p, item in spec["paths"].items():
         for m, op in item.items():
-            if not p.startswith("/api/v1/") or p in PUBLIC:
+            if p in PYROSCOPE:
+                assert op["security"] == [{"bearerAuth": []}, {"basicAuth": []}], (m, p)
+            elif not p.startswith("/api/v1/") or p in PUBLIC:
                 assert op["security"] == [], (m, p)
                 continue
-            assert "security" not in op, (m, p)
+            else:
+                assert "security" not in op, (m, p)
             scope = SCOPES[(m, p)]
             assert op["x-roottrace-scope"] == scope, (m, p)
             assert f"**Scope:** `{scope}`" in op["description"], (m, p)

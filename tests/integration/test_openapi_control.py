@@ -215,6 +215,71 @@ def test_session_answers(api):
               token="")
 
 
+# ---- Pyroscope's routes (DESIGN §12; the real agents: tests/agents) ----
+
+def test_pyroscope_ingest_answers(api):
+    """Every documented answer of POST /ingest."""
+    I = "/ingest"
+    api.call("put", "/api/v1/services/{name}/profiling", 200, {"name": "pyro"},
+             body={"enabled": True})
+    now = int(time.time())
+    q = {"name": "pyro.cpu{version=1.0,hostname=h-1}", "from": str(now - 10), "until": str(now),
+         "spyName": "gospy", "sampleRate": "100"}
+    body = b"main;hot 30\nmain;cold 10\n"
+    r = api.call("post", I, 201, params=q, body=body, content_type="text/plain").json()
+    assert r["profiles"][0]["agent"] == "pyroscope-go" and r["type"] == "cpu", r
+    assert r["profiles"][0]["value_ns"] == 40 * 10_000_000, r
+    r = api.call("post", I, 200, params=q, body=body, content_type="text/plain").json()
+    assert r["duplicate"], r
+    api.error("post", I, 409, "conflict", ["other content"], params=q, body=b"main;hot 31\n",
+              content_type="text/plain")
+    api.error("post", I, 400, "invalid_argument", ["name"], params={"from": q["from"]},
+              body=body, content_type="text/plain")
+    api.error("post", I, 401, "unauthorized", ["basic"], params=q, body=body,
+              content_type="text/plain", token="")
+    api.error("post", I, 403, "forbidden", ["ingest"], params=q, body=body,
+              content_type="text/plain", token=api.server.key("read"))
+    off = {**q, "name": "pyro-off.cpu{hostname=h-2}"}
+    api.error("post", I, 409, "conflict", ["profiling is off", "cannot stop"], params=off,
+              body=body, content_type="text/plain", token=api.server.key("ingest"))
+    api.error("post", I, 413, "too_large", ["limit"], params=q, body=b"a" * (17 << 20),
+              content_type="text/plain")
+    api.error("post", I, 415, "unsupported_format", ["trie"], params={**q, "format": "trie"},
+              body=body, content_type="text/plain")
+    api.error("post", I, 422, "unsupported_type", ["alloc_objects"],
+              params={**q, "name": "pyro.alloc_objects{}"}, body=body, content_type="text/plain")
+
+
+def test_pyroscope_push_answers(api):
+    """Every documented answer of POST /push.v1.PusherService/Push: Connect's empty answer in
+    the request's codec, and errors with Connect's code."""
+    P = "/push.v1.PusherService/Push"
+    api.call("put", "/api/v1/services/{name}/profiling", 200, {"name": "pushed"},
+             body={"enabled": True})
+    now = int(time.time())
+    prof = pb.cpu_profile({"main;hot": 3}, time_nanos=(now - 10) * S, duration_nanos=10 * S)
+    labels = {"service_name": "pushed", "__name__": "process_cpu", "hostname": "h-1"}
+    r = api.call("post", P, 200, body=pb.push_request([(labels, [(prof, "id-1")])]),
+                 content_type="application/proto")
+    assert r.body == b"" and r.headers["Content-Type"] == "application/proto"
+    r = api.call("post", P, 200, body=pb.push_json([(labels, [(prof, "id-2")])]))
+    assert r.json() == {}
+    err = lambda status, code, words, body, ct="application/proto", **kw: api.error(
+        "post", P, status, code, words, body=body, content_type=ct, **kw)
+    assert err(400, "malformed", ["pushrequest"], b"\xff\xff")["code"] == "invalid_argument"
+    err(401, "unauthorized", ["basic"], b"", token="")
+    bound = api.server.key("ingest", service="elsewhere")
+    err(403, "forbidden", ["bound"], pb.push_request([(labels, [(prof, "id-3")])]),
+        token=bound)
+    off = {**labels, "service_name": "pushed-off"}
+    assert err(409, "conflict", ["profiling is off"], pb.push_request([(off, [(prof, None)])]),
+               token=api.server.key("ingest"))["code"] == "failed_precondition"
+    err(413, "too_large", ["limit"], b"a" * (17 << 20))
+    err(415, "unsupported_format", ["application/proto"], b"x", ct="text/plain")
+    mem = {**labels, "__name__": "memory"}
+    err(422, "unsupported_type", ["memory"], pb.push_request([(mem, [(prof, None)])]))
+
+
 # ---- every documented answer, over test_openapi.py and this file ----
 
 def test_every_documented_answer_was_exercised(spec):

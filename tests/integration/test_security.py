@@ -2,6 +2,7 @@
 matrix (every route of the server's route table x every kind of principal), token storage,
 request limits, response headers and CORS, CSRF and cookie flags, the default loopback
 binding and the data directory's permissions."""
+import base64
 import gzip
 import hashlib
 import http.client
@@ -35,18 +36,20 @@ def server_routes():
     src = open(API_C).read()
     table = src[src.index("static const struct route routes[]"):]
     table = table[:table.index("};")]
-    rows = re.findall(r'\{"([A-Z]+)", "([^"]+)", RT_SCOPE_([A-Z]+), \w+\}', table)
+    rows = re.findall(r'\{"([A-Z]+)", "([^"]+)", RT_SCOPE_([A-Z]+), \w+, (?:true|false)\}',
+                      table)
     assert len(rows) == table.count("rt__api_"), "every row of the route table parsed"
     return {(m, p): s.lower() for m, p, s in rows}
 
 
 def openapi_routes():
-    """{(method, pattern): scope} of docs/openapi.yaml's /api/ paths ({id} written as *);
-    scope from x-roottrace-scope, "none" for operations with `security: []`."""
+    """{(method, pattern): scope} of docs/openapi.yaml's API paths (/api/ and Pyroscope's two,
+    {id} written as *); scope from x-roottrace-scope, "none" for operations with
+    `security: []`."""
     spec = yaml.safe_load(open(OPENAPI))
     out = {}
     for path, ops in spec["paths"].items():
-        if not path.startswith("/api/"):
+        if not path.startswith("/api/") and path not in PYROSCOPE_PATHS:
             continue
         pattern = re.sub(r"\{[^}]+\}", "*", path)
         for method, op in ops.items():
@@ -56,14 +59,28 @@ def openapi_routes():
     return out
 
 
+PYROSCOPE_PATHS = ("/ingest", "/push.v1.PusherService/Push")
+
+
 def profile_body():
     return pb.cpu_profile({"main;a": 1}, time_nanos=T * S, duration_nanos=S)
+
+
+def push_body():
+    """A Connect JSON push of one cpu profile of service svc (DESIGN §12)."""
+    raw = base64.b64encode(profile_body()).decode()
+    return {"series": [{"labels": [{"name": "service_name", "value": "svc"},
+                                   {"name": "__name__", "value": "process_cpu"}],
+                        "samples": [{"rawProfile": raw}]}]}
 
 
 # (method, pattern) -> (concrete path, query params, body) of a request that an allowed
 # principal gets a 2xx (or a non-auth 4xx) for.
 SCOPED = {
     ("POST", "/api/v1/profiles"): ("/api/v1/profiles", {"service": "svc"}, "PROFILE"),
+    ("POST", "/ingest"): ("/ingest", {"name": "svc.cpu{}", "from": T, "until": T + 10},
+                          "FOLDED"),
+    ("POST", "/push.v1.PusherService/Push"): ("/push.v1.PusherService/Push", None, "PUSH"),
     ("GET", "/api/v1/sdk/config"): ("/api/v1/sdk/config",
                                     {"service": "svc", "instance": "i-1"}, None),
     ("GET", "/api/v1/profile"): ("/api/v1/profile", {"service": "svc", "type": "cpu"}, None),
@@ -92,15 +109,19 @@ SESSION_ROUTES = {("POST", "/api/v1/session"), ("GET", "/api/v1/session"),
 # Principals of the matrix. Bearer keys: none, a wrong key, a non-Bearer scheme, a revoked
 # admin key, and one key of each scope. UI sessions: admin with and without the CSRF
 # header, read with it, and a session whose key has since been revoked.
+# Basic: a raw key (no base64 of user:key) is refused; "basic-<scope>" sends the key as
+# Basic's password (DESIGN §12), which counts as the key.
 PRINCIPALS = ["none", "wrong-key", "basic-scheme", "revoked-admin", "ingest", "read", "admin",
+              "basic-admin", "basic-ingest", "basic-wrong",
               "cookie-admin-no-csrf", "cookie-admin", "cookie-read", "cookie-revoked"]
 
 
 def expected(need, method, who):
     """"401", "403" or "ok" (a 2xx or a 4xx that is not about authentication)."""
-    if who in ("none", "wrong-key", "basic-scheme", "revoked-admin", "cookie-revoked"):
+    if who in ("none", "wrong-key", "basic-scheme", "basic-wrong", "revoked-admin",
+               "cookie-revoked"):
         return "401"
-    scope = who.split("-")[1] if who.startswith("cookie") else who
+    scope = who.split("-")[1] if who.startswith(("cookie", "basic")) else who
     if who == "cookie-admin-no-csrf" and method not in ("GET", "HEAD"):
         return "403"
     return "ok" if scope == "admin" or scope == need else "403"
@@ -123,6 +144,10 @@ def matrix(tmp_path_factory):
              "basic-scheme": {"Authorization": f"Basic {ADMIN_TOKEN}"}}
     for scope in ("ingest", "read"):
         creds[scope] = {"Authorization": f"Bearer {srv.key(scope)}"}
+    basic = lambda key: "Basic " + base64.b64encode(f"any-user:{key}".encode()).decode()
+    creds["basic-admin"] = {"Authorization": basic(ADMIN_TOKEN)}
+    creds["basic-ingest"] = {"Authorization": basic(srv.key("ingest"))}
+    creds["basic-wrong"] = {"Authorization": basic("rt_" + secrets.token_urlsafe(32))}
     made = srv.post("/api/v1/keys", body={"scope": "admin"}).json()
     assert srv.get("/api/v1/keys", token=made["key"]).status == 200
     assert srv.delete(f"/api/v1/keys/{made['id']}").status == 200
@@ -145,6 +170,11 @@ def send(srv, method, path, params, body, headers):
     if body == "PROFILE":
         body = profile_body()
         headers["Content-Type"] = "application/octet-stream"
+    elif body == "FOLDED":
+        body = b"main;a 3\n"
+        headers["Content-Type"] = "text/plain"
+    elif body == "PUSH":
+        body = push_body()
     return srv.request(method, path, params, body, headers=headers, token="")
 
 

@@ -48,6 +48,7 @@ struct rt_api_req {
     const char *cookie;               /* the Cookie header (UI session), or NULL */
     const char *csrf_token;           /* the X-CSRF-Token header, or NULL */
     const char *forwarded_proto;      /* X-Forwarded-Proto ("https" behind a TLS proxy), or NULL */
+    const char *peer;                 /* the client's address ("127.0.0.1"), or NULL (CLI) */
     bool no_hold;                     /* answer now: the transport cannot (or did) hold it */
     const struct rt_principal *who;   /* set by rt_api_dispatch for the handlers */
 };

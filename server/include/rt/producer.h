@@ -26,18 +26,38 @@ enum rt_witness {
 };
 
 struct rt_producer {
-    const char *name;            /* stored with each profile; "" for an unknown producer */
-    const char *runtime;         /* the runtime= its uploads carry; NULL: the unknown entry */
-    enum rt_ptype type;          /* the profile type it applies to; 0: any */
+    const char *name;            /* stored with each profile and shown as producer.agent:
+                                    "roottrace-node", "pyroscope-go"; "" for an unknown one */
+    const char *runtime;         /* the runtime it profiles: for RootTrace's SDKs the runtime=
+                                    their uploads carry ("node"); NULL: unknown */
+    const char *spy;             /* Pyroscope's agents: the spyName (or pyroscope_spy label)
+                                    that names them (DESIGN §12); NULL for the SDKs */
+    enum rt_ptype type;          /* the declared type it applies to; 0: any */
+    enum rt_ptype stores_as;     /* the type its profiles are stored as: 0 as declared, else
+                                    a relabel (py-spy's "cpu" is wall, DESIGN §12) */
     enum rt_sampler_clock clock;
     enum rt_witness witness;
     const char *scope;           /* what that OS figure covers, for answers: "main JS thread" */
     const char *method;          /* how it samples, one sentence */
+    const char *note;            /* what that means for its type, one sentence; for a relabel,
+                                    the reason */
 };
 
 /* The producer of an upload of type t from runtime (NULL or unrecognised: the unknown
  * producer). Never NULL; the entry is static. */
 const struct rt_producer *rt_producer_of_upload(const char *runtime, enum rt_ptype t);
+
+/* The producer of an upload from a Pyroscope agent named by spy (spyName, e.g. "gospy",
+ * "pyspy"; case as sent) declaring type t: the entry for (spy, t), else the agent's entry for
+ * any type, else the unknown producer. Never NULL. */
+const struct rt_producer *rt_producer_of_agent(const char *spy, enum rt_ptype t);
+
+/* The type a profile that declares t is stored as (DESIGN §12: by what was measured, not by
+ * the label): p->stores_as when set, else t. */
+enum rt_ptype rt_producer_stored_type(const struct rt_producer *p, enum rt_ptype t);
+
+/* The agent's name as answers show it: p->name, or "unknown". */
+const char *rt_producer_agent(const struct rt_producer *p);
 
 /* The producer stored under name (NULL or unknown names: the unknown producer). Never NULL. */
 const struct rt_producer *rt_producer_by_name(const char *name);
@@ -75,6 +95,11 @@ bool rt_producer_is_scaled(const struct rt_producer *p);
  * which figure and why. */
 int rt_producer_check_os_cpu(int64_t duration_ns, int64_t thread_cpu_ns, int64_t process_cpu_ns,
                              struct rt_error *err);
+
+/* The spy names of py-spy's and rbspy's own files (`py-spy record --format raw`), which
+ * ingest recognises by their frames' shape (DESIGN §3): stored as wall whatever declared. */
+#define RT_PRODUCER_SPY_PYSPY_FILE "py-spy"
+#define RT_PRODUCER_SPY_RBSPY_FILE "rbspy"
 
 /* Most CPUs one process is believed to run on (process_cpu_ns <= duration x this). */
 #define RT_PRODUCER_MAX_CPUS 1024

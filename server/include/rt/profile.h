@@ -58,6 +58,8 @@ struct rt_profile {
     int64_t thread_cpu_ns;  /* main thread's OS-accounted CPU over the profile, -1 = absent */
     int64_t process_cpu_ns; /* process CPU over the profile, -1 = absent */
     const struct rt_producer *producer; /* who sampled it (rt/producer.h); static, never NULL */
+    enum rt_ptype declared_type; /* the type its producer declared, where that is not type
+                                    (relabelled by what was measured, DESIGN §12); 0 = none */
     double cpu_scale;       /* factor capacity applies to its CPU (rt_producer_cpu_scale), 1 */
     uint64_t content_hash;  /* rt_profile_content_hash, set by the store; 0 until then */
     bool has_counts;        /* samples are real counts (samples/count, folded samples, value/period) */

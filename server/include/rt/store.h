@@ -108,6 +108,7 @@ struct rt_profile_meta {
     uint32_t truncated_stacks;
     const char *producer;    /* rt_producer name, never NULL ("" unknown; DESIGN §12) */
     double cpu_scale;        /* factor capacity scales its CPU by (rt_producer_cpu_scale) */
+    enum rt_ptype declared_type; /* what its producer declared where relabelled; 0 = none */
 };
 
 /* One aggregated row of a stored profile. */

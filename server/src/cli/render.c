@@ -51,10 +51,22 @@ static void fmt_value(char *out, size_t n, double ns, struct unit u)
         snprintf(out, n, "%.*f%s", u.decimals, ns / u.div, u.name);
 }
 
+/* The service, the type with what it cannot see, and who sampled it (DESIGN §2, §12): one
+ * line per producer, with the type it declared where RootTrace stored another. */
 static void print_header(json_t *j)
 {
     printf("Service: %s\nType: %s (%s)\n", str(j, "service"), str(j, "type"),
            str(j, "type_note"));
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(j, "producers"), i, p) {
+        printf("Producer: %s, %lld profile(s): %s", str(p, "agent"),
+               (long long)json_integer_value(json_object_get(p, "profiles")), str(p, "method"));
+        if (json_is_string(json_object_get(p, "declared_type")))
+            printf(" (declared %s, stored as %s: %s)", str(p, "declared_type"), str(j, "type"),
+                   str(p, "note"));
+        printf("\n");
+    }
 }
 
 /* Where the CPU of an estimate comes from (DESIGN §7): the samples' figure, the OS's, and

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <sodium.h>
+
 #include "api_util.h"
 #include "rt/str.h"
 #include "rt/timeutil.h"
@@ -227,36 +229,41 @@ int64_t rt__api_path_id(const char *arg)
 }
 
 /* One route: method, a path pattern where "*" stands for one path segment (an id or a
- * service name, passed to the handler), the scope it needs, and its handler. */
+ * service name, passed to the handler), the scope it needs, its handler, and whether the
+ * handler itself checks a bound ingest key's service (rt__api_may_send: Pyroscope's routes
+ * name it in name= or in the body) rather than the dispatcher against service=. */
 struct route {
     const char *method, *pattern;
     enum rt_scope need;
     rt__api_handler fn;
+    bool service_in_handler;
 };
 
 /* RT_SCOPE_NONE: the handler authenticates the request itself (sign-in and sign-out). */
 static const struct route routes[] = {
-    {"POST", "/api/v1/session", RT_SCOPE_NONE, rt__api_post_session},
-    {"GET", "/api/v1/session", RT_SCOPE_NONE, rt__api_get_session},
-    {"DELETE", "/api/v1/session", RT_SCOPE_NONE, rt__api_delete_session},
-    {"POST", "/api/v1/profiles", RT_SCOPE_INGEST, rt__api_post_profiles},
-    {"GET", "/api/v1/sdk/config", RT_SCOPE_INGEST, rt__api_get_sdk_config},
-    {"GET", "/api/v1/profile", RT_SCOPE_READ, rt__api_get_profile},
-    {"GET", "/api/v1/timeline", RT_SCOPE_READ, rt__api_get_timeline},
-    {"GET", "/api/v1/diff", RT_SCOPE_READ, rt__api_get_diff},
-    {"GET", "/api/v1/export", RT_SCOPE_READ, rt__api_get_export},
-    {"GET", "/api/v1/issues", RT_SCOPE_READ, rt__api_get_issues},
-    {"POST", "/api/v1/issues", RT_SCOPE_ADMIN, rt__api_post_issue},
-    {"GET", "/api/v1/issues/*", RT_SCOPE_READ, rt__api_get_issue},
-    {"GET", "/api/v1/issues/*/diff", RT_SCOPE_READ, rt__api_get_issue_diff},
-    {"GET", "/api/v1/deploys", RT_SCOPE_READ, rt__api_get_deploys},
-    {"POST", "/api/v1/deploys", RT_SCOPE_ADMIN, rt__api_post_deploy},
-    {"GET", "/api/v1/services", RT_SCOPE_READ, rt__api_get_services},
-    {"PUT", "/api/v1/services/*/profiling", RT_SCOPE_ADMIN, rt__api_put_profiling},
-    {"GET", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_get_keys},
-    {"POST", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_post_key},
-    {"DELETE", "/api/v1/keys/*", RT_SCOPE_ADMIN, rt__api_delete_key},
-    {"GET", "/api/v1/audit", RT_SCOPE_READ, rt__api_get_audit},
+    {"POST", "/api/v1/session", RT_SCOPE_NONE, rt__api_post_session, false},
+    {"GET", "/api/v1/session", RT_SCOPE_NONE, rt__api_get_session, false},
+    {"DELETE", "/api/v1/session", RT_SCOPE_NONE, rt__api_delete_session, false},
+    {"POST", "/api/v1/profiles", RT_SCOPE_INGEST, rt__api_post_profiles, false},
+    {"POST", "/ingest", RT_SCOPE_INGEST, rt__api_post_ingest, true},
+    {"POST", "/push.v1.PusherService/Push", RT_SCOPE_INGEST, rt__api_post_push, true},
+    {"GET", "/api/v1/sdk/config", RT_SCOPE_INGEST, rt__api_get_sdk_config, false},
+    {"GET", "/api/v1/profile", RT_SCOPE_READ, rt__api_get_profile, false},
+    {"GET", "/api/v1/timeline", RT_SCOPE_READ, rt__api_get_timeline, false},
+    {"GET", "/api/v1/diff", RT_SCOPE_READ, rt__api_get_diff, false},
+    {"GET", "/api/v1/export", RT_SCOPE_READ, rt__api_get_export, false},
+    {"GET", "/api/v1/issues", RT_SCOPE_READ, rt__api_get_issues, false},
+    {"POST", "/api/v1/issues", RT_SCOPE_ADMIN, rt__api_post_issue, false},
+    {"GET", "/api/v1/issues/*", RT_SCOPE_READ, rt__api_get_issue, false},
+    {"GET", "/api/v1/issues/*/diff", RT_SCOPE_READ, rt__api_get_issue_diff, false},
+    {"GET", "/api/v1/deploys", RT_SCOPE_READ, rt__api_get_deploys, false},
+    {"POST", "/api/v1/deploys", RT_SCOPE_ADMIN, rt__api_post_deploy, false},
+    {"GET", "/api/v1/services", RT_SCOPE_READ, rt__api_get_services, false},
+    {"PUT", "/api/v1/services/*/profiling", RT_SCOPE_ADMIN, rt__api_put_profiling, false},
+    {"GET", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_get_keys, false},
+    {"POST", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_post_key, false},
+    {"DELETE", "/api/v1/keys/*", RT_SCOPE_ADMIN, rt__api_delete_key, false},
+    {"GET", "/api/v1/audit", RT_SCOPE_READ, rt__api_get_audit, false},
 };
 
 /* Matches path against pattern; a "*" segment is copied into arg (at most argsz - 1 bytes,
@@ -295,8 +302,41 @@ static void refuse(struct rt_api_resp *resp, int status, const char *error, cons
     resp->refusal = error;
 }
 
-/* Who sent req: the local principal when trusted, else the key of "Bearer <key>", else the
- * UI session of its cookie (*by_cookie set, *csrf_ok whether it carries the CSRF token). */
+/* The key an Authorization header carries: "Bearer <key>", or "Basic <base64(user:key)>" with
+ * the key as the password and the user name ignored (DESIGN §12: Pyroscope's agents and
+ * Alertmanager's http_config send Basic). Writes it NUL-terminated into key[n]; false when
+ * the header is neither or does not decode. */
+static bool header_key(const char *h, char *key, size_t n)
+{
+    if (strncasecmp(h, "Bearer ", 7) == 0) {
+        size_t len = strlen(h + 7);
+        if (len >= n)
+            return false;
+        memcpy(key, h + 7, len + 1);
+        return true;
+    }
+    if (strncasecmp(h, "Basic ", 6) != 0)
+        return false;
+    unsigned char raw[512];
+    size_t len = 0;
+    const char *b64 = h + 6;
+    while (*b64 == ' ')
+        b64++;
+    if (sodium_base642bin(raw, sizeof(raw) - 1, b64, strlen(b64), NULL, &len, NULL,
+                          sodium_base64_VARIANT_ORIGINAL) != 0)
+        return false;
+    raw[len] = '\0';
+    const unsigned char *colon = memchr(raw, ':', len);
+    if (!colon || memchr(raw, '\0', len) || (size_t)(raw + len - colon - 1) >= n)
+        return false;
+    memcpy(key, colon + 1, (size_t)(raw + len - colon - 1) + 1);
+    sodium_memzero(raw, sizeof(raw));
+    return true;
+}
+
+/* Who sent req: the local principal when trusted, else the key of its Authorization header
+ * (header_key), else the UI session of its cookie (*by_cookie set, *csrf_ok whether it
+ * carries the CSRF token). */
 static bool authenticate(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                          struct rt_principal *who, bool *by_cookie, bool *csrf_ok)
 {
@@ -306,9 +346,13 @@ static bool authenticate(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         return true;
     }
     const char *h = req->authorization;
-    if (h)
-        return strncasecmp(h, "Bearer ", 7) == 0 &&
-               rt_control_authenticate(ctx->control, h + 7, who);
+    if (h) {
+        char key[384];
+        bool ok = header_key(h, key, sizeof(key)) &&
+                  rt_control_authenticate(ctx->control, key, who);
+        sodium_memzero(key, sizeof(key));
+        return ok;
+    }
     char id[RT_SESSION_HEX], csrf[RT_SESSION_HEX];
     int64_t expires;
     if (!ctx->sessions || !rt__session_cookie(req->cookie, id) ||
@@ -345,7 +389,8 @@ static bool admit(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     bool by_cookie, csrf_ok;
     if (!authenticate(ctx, req, who, &by_cookie, &csrf_ok)) {
         refuse(resp, 401, "unauthorized",
-               "send a valid key as 'Authorization: Bearer <key>' (see docs/control-plane.md)");
+               "send a valid key as 'Authorization: Bearer <key>', or as the password of "
+               "'Authorization: Basic' (see docs/control-plane.md)");
         return false;
     }
     if (by_cookie && !csrf_ok && strcmp(req->method, "GET") != 0 &&
@@ -362,7 +407,8 @@ static bool admit(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         return false;
     }
     const char *service = rt_api_param(req, "service");
-    if (who->service[0] && (!service || strcmp(service, who->service) != 0)) {
+    if (who->service[0] && !found->service_in_handler &&
+        (!service || strcmp(service, who->service) != 0)) {
         refuse(resp, 403, "forbidden", "this ingest key is bound to another service");
         return false;
     }

@@ -221,6 +221,10 @@ static int instance_cb(void *ud, const struct rt_instance_info *in)
     json_t *added = json_array_get(json_object_get(svc, "instances"),
                                    json_array_size(json_object_get(svc, "instances")) - 1);
     json_object_set_new(added, "interval_us", json_null());
+    /* an instance of another agent (DESIGN §12): its name, and what RootTrace cannot do */
+    bool foreign = in->status && strncmp(in->status, RT__API_FOREIGN, strlen(RT__API_FOREIGN)) == 0;
+    json_object_set_new(added, "agent", foreign ? nullable(in->sdk_version) : json_null());
+    json_object_set_new(added, "note", foreign ? json_string(RT__API_FOREIGN_NOTE) : json_null());
     json_object_set(sc->by_name, in->instance, added);
     return 0;
 }

@@ -6,6 +6,7 @@
 
 #include "api_util.h"
 #include "rt/metrics.h"
+#include "rt/producer.h"
 #include "rt/timeutil.h"
 
 #define MAX_DURATION_NS (86400 * RT_NS_PER_S)
@@ -132,6 +133,97 @@ static int check_times(const struct rt_api_ctx *ctx, struct rt_profile **ps, siz
     return 0;
 }
 
+int rt__api_upload_admit(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                         const char *service, struct rt_api_resp *resp)
+{
+    /* An SDK's upload for a service whose profiling is off: the SDK drops it and stops
+     * (DESIGN §4). An admin's upload of files is accepted whatever the toggle. */
+    if (req->who && req->who->scope == RT_SCOPE_INGEST && ctx->control &&
+        !rt_control_profiling_enabled(ctx->control, service)) {
+        rt__api_error(resp, RT_ECONFLICT,
+                      "profiling is off for service '%.200s': turn it on from the UI; the SDK "
+                      "drops this profile and stops profiling", service);
+        return -1;
+    }
+    if (req->body_len > ctx->limits.max_compressed) {
+        rt__api_error(resp, RT_ETOOBIG, "body of %zu bytes exceeds the limit of %zu bytes",
+                      req->body_len, ctx->limits.max_compressed);
+        return -1;
+    }
+    int64_t avail = free_bytes(ctx->data_dir);
+    if (avail >= 0 && avail < ctx->min_free_bytes + (int64_t)req->body_len * 4) {
+        rt__api_error(resp, RT_EDISKFULL,
+                      "disk nearly full (%lld bytes free): upload refused, nothing stored",
+                      (long long)avail);
+        return -1;
+    }
+    return 0;
+}
+
+int rt__api_upload_store(struct rt_api_ctx *ctx, struct rt_profile **ps, size_t n,
+                         struct rt_store_put_result *res, struct rt_api_resp *resp)
+{
+    struct rt_error err = {0};
+    if (check_times(ctx, ps, n, resp))
+        return -1;
+    int rc = rt_store_put_profiles(ctx->store, ps, n, res, &err);
+    if (rc) {
+        rt__api_error(resp, rc, "%s", err.msg);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (res[i].conflict) {
+            rt__api_error(resp, RT_ECONFLICT,
+                          "profile_id '%.100s' is stored for this instance with other content "
+                          "(another start, duration or stacks): a retry resends the same "
+                          "profile; this one was not stored", ps[i]->profile_id);
+            return -1;
+        }
+    return 0;
+}
+
+json_t *rt__api_upload_list(struct rt_profile *const *ps, const struct rt_store_put_result *res,
+                            size_t n, unsigned *added)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "%lld", (long long)res[i].id);
+        *added += !res[i].duplicate;
+        /* a retry answers with what is stored, not with what it sent (the same, once hashed) */
+        json_t *o = json_pack("{s:s, s:s, s:f, s:I, s:b, s:b}", "id", id, "type",
+                              rt_ptype_name(ps[i]->type), "samples", res[i].samples, "value_ns",
+                              (json_int_t)res[i].value_ns, "duplicate", res[i].duplicate,
+                              "truncated_stacks", ps[i]->truncated_stacks > 0);
+        if (o && ps[i]->declared_type)
+            json_object_set_new(o, "declared_type",
+                                json_string(rt_ptype_name(ps[i]->declared_type)));
+        if (o)
+            json_object_set_new(o, "agent", json_string(rt_producer_agent(ps[i]->producer)));
+        json_array_append_new(list, o);
+    }
+    return list;
+}
+
+void rt__api_upload_answer(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                           struct rt_api_resp *resp, const char *service,
+                           struct rt_profile *const *ps, const struct rt_store_put_result *res,
+                           size_t n, const struct rt_ingest_report *report)
+{
+    unsigned added = 0;
+    json_t *list = rt__api_upload_list(ps, res, n, &added);
+    json_t *first = json_array_get(list, 0);
+    json_t *o = json_pack("{s:O, s:s, s:O, s:O, s:O, s:o}", "id", json_object_get(first, "id"),
+                          "service", service, "type", json_object_get(first, "type"),
+                          "samples", json_object_get(first, "samples"), "duplicate",
+                          json_object_get(first, "duplicate"), "profiles", list);
+    if (o && report && report->skipped[0])
+        json_object_set_new(o, "skipped", json_string(report->skipped));
+    rt__api_json(resp, added ? 201 : 200, o);
+    if (ctx->metrics)
+        rt_metrics_upload(ctx->metrics, req->body_len, added);
+}
+
 void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                            struct rt_api_resp *resp, const char *arg)
 {
@@ -140,72 +232,16 @@ void rt__api_post_profiles(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     struct rt_profile *ps[2] = {NULL, NULL};
     size_t n = 0;
 
-    if (read_params(req, resp, &params))
+    if (read_params(req, resp, &params) || rt__api_upload_admit(ctx, req, params.service, resp))
         return;
-    /* An SDK's upload for a service whose profiling is off: the SDK drops it and stops
-     * (DESIGN §4). An admin's upload of files is accepted whatever the toggle. */
-    if (req->who && req->who->scope == RT_SCOPE_INGEST && ctx->control &&
-        !rt_control_profiling_enabled(ctx->control, params.service)) {
-        rt__api_error(resp, RT_ECONFLICT,
-                      "profiling is off for service '%.200s': turn it on from the UI; the SDK "
-                      "drops this profile and stops profiling", params.service);
-        return;
-    }
-    if (req->body_len > ctx->limits.max_compressed) {
-        rt__api_error(resp, RT_ETOOBIG, "body of %zu bytes exceeds the limit of %zu bytes",
-                      req->body_len, ctx->limits.max_compressed);
-        return;
-    }
-    int64_t avail = free_bytes(ctx->data_dir);
-    if (avail >= 0 && avail < ctx->min_free_bytes + (int64_t)req->body_len * 4) {
-        rt__api_error(resp, RT_EDISKFULL,
-                      "disk nearly full (%lld bytes free): upload refused, nothing stored",
-                      (long long)avail);
-        return;
-    }
     int rc = rt_ingest_parse(req->body, req->body_len, &params, &ctx->limits, ps, &n, &err);
     if (rc) {
         rt__api_error(resp, rc, "%s", err.msg[0] ? err.msg : rt_strerror(rc));
         return;
     }
-    if (check_times(ctx, ps, n, resp))
-        goto out_free_profiles;
     struct rt_store_put_result res[2];
-    rc = rt_store_put_profiles(ctx->store, ps, n, res, &err);
-    if (rc) {
-        rt__api_error(resp, rc, "%s", err.msg);
-        goto out_free_profiles;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (res[i].conflict) {
-            rt__api_error(resp, RT_ECONFLICT,
-                          "profile_id '%.100s' is stored for this instance with other content "
-                          "(another start, duration or stacks): a retry resends the same "
-                          "profile; this one was not stored", params.profile_id);
-            goto out_free_profiles;
-        }
-    json_t *list = json_array();
-    unsigned added = 0;
-    for (size_t i = 0; i < n; i++) {
-        char id[32];
-        snprintf(id, sizeof(id), "%lld", (long long)res[i].id);
-        added += !res[i].duplicate;
-        /* a retry answers with what is stored, not with what it sent (the same, once hashed) */
-        json_array_append_new(
-            list, json_pack("{s:s, s:s, s:f, s:I, s:b, s:b}", "id", id, "type",
-                            rt_ptype_name(ps[i]->type), "samples", res[i].samples, "value_ns",
-                            (json_int_t)res[i].value_ns, "duplicate", res[i].duplicate,
-                            "truncated_stacks", ps[i]->truncated_stacks > 0));
-    }
-    json_t *first = json_array_get(list, 0);
-    json_t *o = json_pack("{s:O, s:s, s:O, s:O, s:O, s:o}", "id", json_object_get(first, "id"),
-                          "service", params.service, "type", json_object_get(first, "type"),
-                          "samples", json_object_get(first, "samples"), "duplicate",
-                          json_object_get(first, "duplicate"), "profiles", list);
-    rt__api_json(resp, added ? 201 : 200, o);
-    if (ctx->metrics)
-        rt_metrics_upload(ctx->metrics, req->body_len, added);
-out_free_profiles:
+    if (rt__api_upload_store(ctx, ps, n, res, resp) == 0)
+        rt__api_upload_answer(ctx, req, resp, params.service, ps, res, n, NULL);
     for (size_t i = 0; i < n; i++)
         rt_profile_free(ps[i]);
 }

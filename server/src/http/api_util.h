@@ -70,6 +70,54 @@ typedef void (*rt__api_handler)(struct rt_api_ctx *ctx, const struct rt_api_req 
                                 struct rt_api_resp *resp, const char *arg);
 
 /* Handlers, one group per file: api_profiles.c, api_query.c, api_meta.c, api_control.c. */
+/* ---- The steps of an upload, shared by POST /api/v1/profiles and Pyroscope's routes ---- */
+
+/* Whether req may upload to service now (DESIGN §4): an ingest key's upload to a service whose
+ * profiling is off is 409 naming the toggle; a body over the limit 413; a nearly full disk
+ * 507. Returns 0, or -1 with resp filled. */
+int rt__api_upload_admit(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                         const char *service, struct rt_api_resp *resp);
+
+/* Checks the profiles' times (duration <= 24 h, start within range, after the retention
+ * horizon, not in the future; a profile that says nothing of its start ended at its arrival)
+ * and stores ps[0..n) durably (res[i] for each). Returns 0, or -1 with resp filled (400, a
+ * store error, or 409 for a profile_id stored with other content: nothing stored). */
+int rt__api_upload_store(struct rt_api_ctx *ctx, struct rt_profile **ps, size_t n,
+                         struct rt_store_put_result *res, struct rt_api_resp *resp);
+
+/* [{"id", "type", "samples", "value_ns", "duplicate", "truncated_stacks", "agent",
+ * "declared_type"?}] of stored profiles; *added counts those not duplicates. */
+json_t *rt__api_upload_list(struct rt_profile *const *ps, const struct rt_store_put_result *res,
+                            size_t n, unsigned *added);
+
+/* The answer of an upload (DESIGN §11): 201 {"id", "service", "type", "samples", "duplicate",
+ * "profiles": rt__api_upload_list, "skipped"?}, or 200 when every profile was a retry of a
+ * stored one; counts it in the metrics. report may be NULL. */
+void rt__api_upload_answer(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                           struct rt_api_resp *resp, const char *service,
+                           struct rt_profile *const *ps, const struct rt_store_put_result *res,
+                           size_t n, const struct rt_ingest_report *report);
+
+/* Whether an ingest key bound to one service may send service (DESIGN §9, §12): true for
+ * unbound keys and admins; else false with a 403 in resp. For the routes whose service is not
+ * the query's service= (Pyroscope's: in name= or in the body). */
+bool rt__api_may_send(const struct rt_api_req *req, struct rt_api_resp *resp,
+                      const char *service);
+
+/* The status of an instance that another agent registered by its uploads ("foreign:
+ * pyroscope-go"), and what GET /api/v1/services says of such an instance (DESIGN §12). */
+#define RT__API_FOREIGN "foreign: "
+#define RT__API_FOREIGN_NOTE                                                                   \
+    "sent by another agent: RootTrace cannot stop its sampling; while profiling is off for "   \
+    "the service its uploads are refused (409), and it keeps sampling"
+
+/* POST /ingest: Pyroscope's legacy upload (DESIGN §12, docs/agents.md). */
+void rt__api_post_ingest(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                         const char *);
+/* POST /push.v1.PusherService/Push: Pyroscope's Connect unary push (DESIGN §12). */
+void rt__api_post_push(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
+                       const char *);
+
 void rt__api_post_profiles(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
                            const char *);
 void rt__api_get_profile(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,

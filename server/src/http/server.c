@@ -79,7 +79,24 @@ struct request {
     char what[200];      /* "METHOD /path" for the request log */
     bool held;           /* suspended as a held config poll; answer with no_hold on resume */
     bool late;           /* began after the stop began: refused with 503 */
+    char peer[INET6_ADDRSTRLEN]; /* the client's address, "-" when unknown */
 };
+
+/* The client address of conn into out ("-" when unknown). */
+static void peer_address(struct MHD_Connection *conn, char out[INET6_ADDRSTRLEN])
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    strcpy(out, "-");
+    if (!ci || !ci->client_addr)
+        return;
+    const struct sockaddr *sa = ci->client_addr;
+    if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, INET6_ADDRSTRLEN);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
+                  INET6_ADDRSTRLEN);
+}
 
 /* Collects one query parameter; stops (so the request is refused) at a key or value that is
  * not clean UTF-8: a NUL from "%00" would otherwise cut the value short unseen. */
@@ -102,9 +119,10 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
 /* Fills req (method, path, params[MAX_PARAMS], the headers the API reads) from conn. Returns
  * false when the query parameters are refused (collect_param). */
 static bool read_request(struct MHD_Connection *conn, const char *method, const char *url,
-                         struct rt_api_param *params, struct rt_api_req *req)
+                         const struct request *r, struct rt_api_param *params,
+                         struct rt_api_req *req)
 {
-    *req = (struct rt_api_req){.method = method, .path = url, .params = params};
+    *req = (struct rt_api_req){.method = method, .path = url, .params = params, .peer = r->peer};
     req->content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     req->authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     req->cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
@@ -386,7 +404,7 @@ static enum MHD_Result respond(struct rt_server *srv, struct MHD_Connection *con
 
     struct rt_api_param params[MAX_PARAMS];
     struct rt_api_req req;
-    if (!read_request(conn, method, url, params, &req)) {
+    if (!read_request(conn, method, url, r, params, &req)) {
         rt_metrics_refusal(srv->metrics, "invalid_argument");
         return send_text(conn, r, 400, "application/json",
                          "{\"error\":\"invalid_argument\",\"message\":\"query parameters must be "
@@ -422,7 +440,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
          * kept, so a client without a key cannot make the server hold 16 MiB a connection. */
         struct rt_api_param params[MAX_PARAMS];
         struct rt_api_req head;
-        size_t keep = strncmp(url, "/api/", 5) == 0 && read_request(conn, method, url, params, &head)
+        peer_address(conn, r->peer);
+        size_t keep = read_request(conn, method, url, r, params, &head)
                           ? rt_api_body_allowance(&srv->api, &head) : 0;
         r->discard = keep == 0;
         rt_buf_init(&r->body, keep ? keep : 1);
@@ -476,19 +495,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r)
         return;
     rt__deadlines_idle(conn);
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    char peer[INET6_ADDRSTRLEN] = "-";
-    if (ci && ci->client_addr) {
-        const struct sockaddr *sa = ci->client_addr;
-        if (sa->sa_family == AF_INET)
-            inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, peer, sizeof(peer));
-        else if (sa->sa_family == AF_INET6)
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, peer,
-                      sizeof(peer));
-    }
     rt_metrics_request(srv->metrics, r->status ? r->status : 500);
-    rt_log(RT_LOG_INFO, "%s \"%s\" %d %zu bytes in %zu bytes out %.1f ms%s", peer, r->what, r->status,
+    rt_log(RT_LOG_INFO, "%s \"%s\" %d %zu bytes in %zu bytes out %.1f ms%s", r->peer, r->what, r->status,
            r->received, r->bytes_out, (double)(rt_time_mono_ns() - r->t0) / 1e6,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
     __atomic_sub_fetch(&srv->body_bytes, r->accounted, __ATOMIC_RELAXED);

@@ -106,6 +106,9 @@ struct folded {
     bool ns;             /* unit=nanoseconds, else samples */
     int64_t period_ns;   /* 0 = absent */
     size_t nstacks;      /* lines with a non-zero count */
+    struct rt_buf scratch; /* a line's normalized frames (rt__frame_normalize) */
+    unsigned shapes;     /* frame shapes seen (RT__SHAPE_*) */
+    bool lines;          /* format=lines: no counts, every line one sample */
     struct rt_error *err;
 };
 
@@ -140,11 +143,15 @@ static int add_line(struct folded *f, size_t lineno, const char *stack, size_t l
     struct rt_str frames[RT_MAX_STACK_DEPTH + 1];
     char *fixed[RT_MAX_STACK_DEPTH + 1];
     size_t n = 0, end = len, nfixed = 0;
-    /* Frames from the leaf backwards: only the RT_MAX_STACK_DEPTH + 1 leaf-side ones matter. */
+    if (rt_buf_reserve(&f->scratch, len + 1))
+        return rt_error_set(f->err, RT_ENOMEM, "out of memory normalizing frames");
+    /* Frames from the leaf backwards: only the RT_MAX_STACK_DEPTH + 1 leaf-side ones matter.
+     * Frame i's normalized name, never longer than it, goes to the same offset of scratch. */
     for (size_t i = len + 1; i-- > 0 && n <= RT_MAX_STACK_DEPTH;) {
         if (i > 0 && stack[i - 1] != ';')
             continue;
-        struct rt_str fr = rt_ingest_normalize_folded_frame((struct rt_str){stack + i, end - i});
+        struct rt_str fr = rt__frame_normalize((struct rt_str){stack + i, end - i},
+                                               f->scratch.data + i, &f->shapes);
         if (fr.len)
             frames[n++] = fr;
         end = i ? i - 1 : 0;
@@ -211,6 +218,8 @@ static int parse_line(struct folded *f, size_t lineno, const char *s, size_t n)
         return 0;
     if (memchr(s, '\0', n))
         return rt_error_set(f->err, RT_EMALFORMED, "line %zu contains a NUL byte", lineno);
+    if (f->lines) /* Pyroscope's format=lines: a stack per line, one sample each */
+        return add_line(f, lineno, s, n, 1);
     size_t ws = n;
     while (ws > 0 && !is_space(s[ws - 1]))
         ws--;
@@ -270,11 +279,12 @@ static int check_params(const struct rt_ingest_params *params, struct folded *f)
 
 int rt__ingest_folded(const uint8_t *data, size_t len, const struct rt_ingest_params *params,
                       enum rt_ptype type, const struct rt_ingest_limits *lim,
-                      struct rt_profile **out, struct rt_error *err)
+                      struct rt_profile **out, unsigned *shapes, struct rt_error *err)
 {
-    struct folded f = {.lim = lim, .err = err};
+    struct folded f = {.lim = lim, .err = err, .lines = params->format == RT_FMT_LINES};
     struct rt_buf conv;
     rt_buf_init(&conv, 0);
+    rt_buf_init(&f.scratch, 0);
     int rc = check_params(params, &f);
     if (rc)
         return rc;
@@ -298,11 +308,14 @@ int rt__ingest_folded(const uint8_t *data, size_t len, const struct rt_ingest_pa
     f.p->period_ns = f.period_ns;
     f.p->has_counts = !f.ns || f.period_ns > 0;
     rc = parse_lines(&f, (const char *)data, len);
-    if (rc == 0)
+    if (rc == 0) {
         *out = f.p;
-    else
+        *shapes = f.shapes;
+    } else {
         rt_profile_free(f.p);
+    }
 out:
+    rt_buf_cleanup(&f.scratch);
     rt_buf_cleanup(&conv);
     return rc;
 }

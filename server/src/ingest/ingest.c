@@ -114,13 +114,50 @@ static bool looks_like_json(const uint8_t *d, size_t len)
  * with (stackcollapse-perf writes frames such as "[[vdso]]" and "[0x7f3a] libc"), and only
  * an undeclared body is sniffed for JSON. A JFR recording's magic ("FLR" and a NUL) and the
  * legacy binary header can be no folded text, so they are named whatever was declared. */
+/* A JFR recording: its chunk magic "FLR" and a NUL, which no folded text or pprof starts
+ * with (a protobuf's first byte 'F' is field 8, wire type 6, which does not exist). */
+static bool is_jfr(const uint8_t *d, size_t len)
+{
+    return len >= 4 && starts_with(d, len, "FLR") && d[3] == 0;
+}
+
+/* What a JFR recording held that no profile took, for the answer (DESIGN §12: allocation and
+ * lock events are skipped, and the answer says so): "" when nothing was. */
+static void skipped_text(const struct rt__jfr_skipped *s, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!s->allocation && !s->lock && !s->native_method && !s->other)
+        return;
+    int k = snprintf(out, n,
+                     "skipped %llu allocation, %llu lock, %llu native-method and %llu other "
+                     "events (RootTrace keeps CPU and wall-clock samples only)",
+                     (unsigned long long)s->allocation, (unsigned long long)s->lock,
+                     (unsigned long long)s->native_method, (unsigned long long)s->other);
+    for (int i = 0; i < 4 && k > 0 && (size_t)k < n && s->other_names[i][0]; i++)
+        k += snprintf(out + k, n - (size_t)k, "%s%.60s", i ? ", " : "; other: ",
+                      s->other_names[i]);
+}
+
+/* A JFR recording (one or more chunks): cpu and wall samples, with what was skipped in the
+ * report. params->period_ns is the period the uploader stated (Pyroscope's sampleRate). */
+static int parse_jfr(const uint8_t *d, size_t len, const struct rt_ingest_params *params,
+                     enum rt_ptype want, const struct rt_ingest_limits *lim,
+                     struct rt_profile **out, size_t *nout, struct rt_error *err)
+{
+    if (!is_jfr(d, len))
+        return rt_error_set(err, RT_EMALFORMED,
+                            "format=jfr, but the body is not a JFR recording (it does not start "
+                            "with the chunk magic FLR\\0)");
+    struct rt__jfr_skipped skipped;
+    int rc = rt__ingest_jfr(d, len, want, params->period_ns, lim, out, nout, &skipped, err);
+    if (rc == 0 && params->report)
+        skipped_text(&skipped, params->report->skipped, sizeof(params->report->skipped));
+    return rc;
+}
+
 static int refuse_other_formats(const uint8_t *d, size_t len, enum rt_ingest_format fmt,
                                 struct rt_error *err)
 {
-    if (starts_with(d, len, "FLR") && len >= 4 && d[3] == 0)
-        return rt_error_set(err, RT_EFORMAT,
-                            "JFR recordings are not accepted: convert with `jfr print` / "
-                            "async-profiler's converter to pprof or collapsed");
     if (fmt != RT_FMT_FOLDED && is_legacy(d, len))
         return rt_error_set(err, RT_EFORMAT,
                             "legacy (pre-protobuf) pprof format is not supported: convert with "
@@ -152,26 +189,64 @@ static int apply_params(struct rt_profile *p, const struct rt_ingest_params *q)
     return 0;
 }
 
-/* Who sampled p, its OS CPU figures checked against its duration, and the factor capacity
- * scales its CPU by (DESIGN §7; the policy is rt/producer.h's). Returns 0 or RT_EINVAL. */
-static int settle_cpu(struct rt_profile *p, const struct rt_ingest_params *q,
-                      struct rt_error *err)
+/* Who sampled a profile of declared type t (DESIGN §12): the SDK its runtime= names, else the
+ * agent its spy names, else py-spy or rbspy where the frames are all in their shape (a file
+ * of theirs uploaded as folded stacks), else the unknown producer. */
+static const struct rt_producer *producer_of(const struct rt_ingest_params *q, enum rt_ptype t,
+                                             unsigned shapes)
+{
+    const struct rt_producer *p = rt_producer_of_upload(q->runtime, t);
+    if (!p->name[0] && q->spy)
+        p = rt_producer_of_agent(q->spy, t);
+    if (!p->name[0] && !q->runtime && !q->spy && (shapes & (RT__SHAPE_PYSPY | RT__SHAPE_RBSPY)))
+        p = rt_producer_of_agent(shapes & RT__SHAPE_PYSPY ? RT_PRODUCER_SPY_PYSPY_FILE
+                                                          : RT_PRODUCER_SPY_RBSPY_FILE, t);
+    return p;
+}
+
+/* Who sampled p and the type it is stored as (a producer that measured another type than it
+ * declared keeps the declared one in declared_type), its OS CPU figures checked against its
+ * duration, and the factor capacity scales its CPU by (DESIGN §7, §12; the policy is
+ * rt/producer.h's). Returns 0 or RT_EINVAL. */
+static int settle_producer(struct rt_profile *p, const struct rt_ingest_params *q,
+                           unsigned shapes, struct rt_error *err)
 {
     int rc = rt_producer_check_os_cpu(p->duration_ns, p->thread_cpu_ns, p->process_cpu_ns, err);
     if (rc)
         return rc;
-    p->producer = rt_producer_of_upload(q->runtime, p->type);
+    p->producer = producer_of(q, p->type, shapes);
+    enum rt_ptype stored = rt_producer_stored_type(p->producer, p->type);
+    if (stored != p->type) {
+        p->declared_type = p->type;
+        p->type = stored;
+    }
     int64_t os = rt_producer_os_cpu_ns(p->producer, p->thread_cpu_ns, p->process_cpu_ns);
     p->cpu_scale = rt_producer_cpu_scale(p->producer, os, p->value_ns);
     return 0;
 }
 
-/* Parses the body (already within max_compressed) once gunzipped. */
+/* Two profiles of one upload relabelled into one type (a producer that measures only wall
+ * time sent cpu and wall values): they would count its samples twice. RT_ETYPE. */
+static int check_relabel(struct rt_profile **ps, size_t n, struct rt_error *err)
+{
+    if (n == 2 && ps[0]->type == ps[1]->type)
+        return rt_error_set(err, RT_ETYPE,
+                            "%s measures %s time only, and this upload declares both cpu and "
+                            "wall values: send one of them",
+                            rt_producer_agent(ps[0]->producer), rt_ptype_name(ps[0]->type));
+    return 0;
+}
+
+/* Parses the body (already within max_compressed) once gunzipped; *shapes receives the frame
+ * shapes seen (RT__SHAPE_*). */
 static int parse_body(const uint8_t *d, size_t len, const struct rt_ingest_params *params,
                       enum rt_ptype want, const struct rt_ingest_limits *lim,
-                      struct rt_profile **out, size_t *nout, struct rt_error *err)
+                      struct rt_profile **out, size_t *nout, unsigned *shapes,
+                      struct rt_error *err)
 {
     enum rt_ingest_format fmt = params->format;
+    if (fmt == RT_FMT_JFR || is_jfr(d, len))
+        return parse_jfr(d, len, params, want, lim, out, nout, err);
     /* Empty: an empty pprof declares no sample type, but an empty folded body is a well-formed
      * zero-sample profile (DESIGN §4), taken as folded when it is declared so or has type=. */
     if (len == 0 && (fmt == RT_FMT_PPROF || (fmt == RT_FMT_AUTO && !want)))
@@ -184,13 +259,13 @@ static int parse_body(const uint8_t *d, size_t len, const struct rt_ingest_param
     if (fmt == RT_FMT_AUTO)
         fmt = looks_like_text(d, len) ? RT_FMT_FOLDED : RT_FMT_PPROF;
     if (fmt == RT_FMT_PPROF)
-        return rt__ingest_pprof(d, len, want, lim, out, nout, err);
+        return rt__ingest_pprof(d, len, want, lim, out, nout, shapes, err);
     if (!want)
         return rt_error_set(err, RT_ETYPE,
                             "folded stacks need type=cpu or type=wall (the server never infers "
                             "the profile type)");
     *nout = 1;
-    return rt__ingest_folded(d, len, params, want, lim, out, err);
+    return rt__ingest_folded(d, len, params, want, lim, out, shapes, err);
 }
 
 /* Messages may quote the input (a folded line, sample type names) and be cut anywhere by
@@ -214,6 +289,7 @@ int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params 
     struct rt_ingest_params defparams;
     struct rt_profile *res[2] = {NULL, NULL};
     size_t nres = 0;
+    unsigned shapes = 0;
     enum rt_ptype want = 0;
     if (!lim) {
         rt_ingest_limits_default(&deflim);
@@ -223,6 +299,8 @@ int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params 
         rt_ingest_params_init(&defparams);
         params = &defparams;
     }
+    if (params->report)
+        params->report->skipped[0] = '\0';
     if (params->type && *params->type && !rt_ptype_parse(params->type, &want)) {
         rt_error_set(err, RT_ETYPE, "type=%.40s is neither cpu nor wall", params->type);
         repair_msg(err);
@@ -241,18 +319,20 @@ int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params 
         rc = rt_ingest_gunzip(body, len, &buf, err);
         if (rc == 0)
             rc = parse_body(buf.data ? (const uint8_t *)buf.data : (const uint8_t *)"", buf.len,
-                            params, want, lim, res, &nres, err);
+                            params, want, lim, res, &nres, &shapes, err);
         rt_buf_cleanup(&buf);
     } else if (len > lim->max_decompressed) {
         rc = rt_error_set(err, RT_ETOOBIG,
                           "body of %zu bytes exceeds the limit of %zu bytes (max_decompressed)",
                           len, lim->max_decompressed);
     } else {
-        rc = parse_body(body ? body : "", len, params, want, lim, res, &nres, err);
+        rc = parse_body(body ? body : "", len, params, want, lim, res, &nres, &shapes, err);
     }
     for (size_t i = 0; i < nres && rc == 0; i++)
         rc = apply_params(res[i], params) ? rt_error_set(err, RT_ENOMEM, "out of memory")
-                                          : settle_cpu(res[i], params, err);
+                                          : settle_producer(res[i], params, shapes, err);
+    if (rc == 0)
+        rc = check_relabel(res, nres, err);
     if (rc) {
         for (size_t i = 0; i < nres; i++)
             rt_profile_free(res[i]);

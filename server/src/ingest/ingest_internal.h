@@ -183,16 +183,84 @@ struct rt__pprof_pick {
 int rt__pprof_resolve(const struct rt__pprof *pp, enum rt_ptype want,
                       struct rt__pprof_pick picks[2], size_t *npicks, struct rt_error *err);
 
+/* ---- Frame rules (frames.c) ---- */
+
+/* Shapes of frames that other producers write (DESIGN §3), as a bit set. */
+enum {
+    RT__SHAPE_LINE = 1,          /* a line number dropped ("main.go:12", "f (x.c:3)") */
+    RT__SHAPE_OFFSET = 2,        /* perf's "func+0x1f" */
+    RT__SHAPE_PYSPY = 4,         /* py-spy's "func (path/file.py:LINE)" */
+    RT__SHAPE_RBSPY = 8,         /* rbspy's "func (path/file.rb:LINE)" */
+    RT__SHAPE_PATH_FUNCTION = 16 /* "path:function:LINE" (austin, @datadog/pprof) */
+};
+
+/* A frame of folded text (or a name of another producer's pprof) as `module.function` with no
+ * line number (DESIGN §3): the folded suffix rules (rt_ingest_normalize_folded_frame), then
+ * the shapes above. Returns a substring of in, or a name written into scratch, which must hold
+ * in.len bytes (no shape makes a name longer); ORs the shapes it saw into *shapes. */
+struct rt_str rt__frame_normalize(struct rt_str in, char *scratch, unsigned *shapes);
+
+/* True for a frame that a runtime injects above the code it interrupts, whose samples as a
+ * leaf belong to that code (Go's runtime.asyncPreempt): builders drop it from a stack's leaf
+ * when a frame lies beneath it. */
+bool rt__frame_is_injected_leaf(struct rt_str name);
+
 /* ---- Builders ---- */
 
-/* Builds profiles from a pprof body (raw protobuf, already gunzipped). */
+/* Builds profiles from a pprof body (raw protobuf, already gunzipped), function names through
+ * rt__frame_normalize; *shapes receives the frame shapes seen (RT__SHAPE_*). */
 int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want,
                      const struct rt_ingest_limits *lim, struct rt_profile **out, size_t *nout,
-                     struct rt_error *err);
+                     unsigned *shapes, struct rt_error *err);
 
-/* Builds one profile from folded stacks (UTF-8, or UTF-16 with a BOM). */
+/* Builds one profile from folded stacks (UTF-8, or UTF-16 with a BOM), each frame through
+ * rt__frame_normalize; *shapes receives the frame shapes seen (RT__SHAPE_*). */
 int rt__ingest_folded(const uint8_t *data, size_t len, const struct rt_ingest_params *params,
                       enum rt_ptype type, const struct rt_ingest_limits *lim,
-                      struct rt_profile **out, struct rt_error *err);
+                      struct rt_profile **out, unsigned *shapes, struct rt_error *err);
+
+/* ---- JFR (jfr.c, jfr_meta.c, jfr_pool.c; their private header is jfr_internal.h) ---- */
+
+/* What a JFR recording held besides the samples it was turned into (events skipped by kind). */
+struct rt__jfr_skipped {
+    uint64_t allocation;     /* allocation events: jdk.ObjectAllocationInNewTLAB, ...OutsideTLAB,
+                                jdk.ObjectAllocationSample, jdk.OldObjectSample,
+                                profiler.LiveObject, profiler.Malloc, profiler.Free */
+    uint64_t lock;           /* lock events: jdk.JavaMonitorEnter, jdk.JavaMonitorWait,
+                                jdk.ThreadPark, profiler.NativeLock */
+    uint64_t native_method;  /* jdk.NativeMethodSample: threads in native methods, neither CPU
+                                nor all of wall time (jfr.c says why) */
+    uint64_t other;          /* every other event (settings, GC, OS, ...), and
+                                jdk.ExecutionSample events that measured no time: sleeping
+                                threads in cpu mode, a hardware-counter async-profiler event */
+    char other_names[4][64]; /* the most frequent other event types, most first; "" unused */
+};
+
+/* Builds profiles from a JFR recording (one or more concatenated chunks, raw, already
+ * gunzipped): jdk.ExecutionSample -> cpu (-> wall when async-profiler's event is "wall");
+ * async-profiler's profiler.WallClockSample -> wall, each worth its "samples" field;
+ * allocation, lock and other events are skipped and counted in *skipped. want: 0,
+ * RT_PTYPE_CPU or RT_PTYPE_WALL (only that type is returned; RT_ETYPE if the recording has
+ * none of it). period_hint_ns: the sampling period the uploader stated (Pyroscope's
+ * sampleRate), 0 = none; used only when the recording does not state its own (jdk.ActiveSetting
+ * "period", async-profiler's "interval" / "wall"). Frames are `package.Class.method` (native
+ * frames their symbol), stacks root first, value = samples x period; time_ns is the earliest
+ * chunk start, duration_ns the span of the chunks. A type whose sampling the recording turned
+ * on but which holds no sample (an idle JVM) gives an empty profile.
+ * out: up to 2 profiles (cpu first), owned by the caller; *nout their count. *skipped (may be
+ * NULL) is written on success and with RT_ETYPE. lim NULL = rt_ingest_limits_default.
+ * Errors (err->msg says what and, for malformed input, at which offset):
+ *   RT_EMALFORMED  truncated or inconsistent chunk, metadata, constant pool or event
+ *   RT_EFORMAT     a JFR version other than 1.x and 2.x
+ *   RT_ETOOBIG     events past max_samples, constant pool entries or metadata strings of a
+ *                  chunk past max_strings, methods, classes or stack traces of a chunk past
+ *                  max_locations, more than 1,000 chunks, converted strings past
+ *                  max_decompressed, a value past RT_PROFILE_MAX_VALUE_NS
+ *   RT_ETYPE       no cpu or wall samples (the message names the events held), or samples
+ *                  without a sampling period from the recording or period_hint_ns
+ *   RT_ENOMEM */
+int rt__ingest_jfr(const uint8_t *data, size_t len, enum rt_ptype want, int64_t period_hint_ns,
+                   const struct rt_ingest_limits *lim, struct rt_profile **out, size_t *nout,
+                   struct rt__jfr_skipped *skipped, struct rt_error *err);
 
 #endif

@@ -98,6 +98,7 @@ struct build {
     size_t nslots;
     char **repaired;            /* owned UTF-8 repairs of string table entries */
     size_t nrepaired, cap_repaired;
+    unsigned shapes;            /* frame shapes seen in function names (RT__SHAPE_*) */
     struct rt_error *err;
 };
 
@@ -147,6 +148,53 @@ static int repair_strings(struct build *b, const struct rt_ingest_limits *lim)
         b->pp.strings[i] = (struct rt_str){fixed, s.len};
     }
     return 0;
+}
+
+/* Brings every function name (and system_name) to `module.function` with no line number,
+ * in the string table, each string once (rt__frame_normalize: @datadog/pprof writes
+ * "./app.js:handle:12"). A name that changes shape is copied; the copies are no longer than
+ * the strings, already bounded by max_decompressed. Shapes seen go to b->shapes. */
+static int normalize_function_names(struct build *b)
+{
+    struct rt__pprof *pp = &b->pp;
+    uint8_t *done = calloc(pp->nstrings ? pp->nstrings : 1, 1);
+    char *scratch = NULL;
+    size_t cap = 0;
+    int rc = done ? 0 : oom(b);
+    for (size_t i = 0; i < pp->nfunctions * 2 && rc == 0; i++) {
+        int64_t idx = i % 2 ? pp->functions[i / 2].system_name : pp->functions[i / 2].name;
+        struct rt_str s = pp->strings[idx];
+        if (done[idx] || s.len == 0)
+            continue;
+        done[idx] = 1;
+        if (s.len > cap) {
+            free(scratch);
+            cap = s.len * 2;
+            if (!(scratch = malloc(cap))) {
+                rc = oom(b);
+                break;
+            }
+        }
+        struct rt_str r = rt__frame_normalize(s, scratch, &b->shapes);
+        if (r.ptr != scratch) {
+            pp->strings[idx] = r;
+            continue;
+        }
+        char *copy = malloc(r.len + 1);
+        if (!copy || rt_array_grow((void **)&b->repaired, &b->cap_repaired, b->nrepaired + 1,
+                                   sizeof(*b->repaired))) {
+            free(copy);
+            rc = oom(b);
+            break;
+        }
+        memcpy(copy, r.ptr, r.len);
+        copy[r.len] = '\0';
+        b->repaired[b->nrepaired++] = copy;
+        pp->strings[idx] = (struct rt_str){copy, r.len};
+    }
+    free(scratch);
+    free(done);
+    return rc;
 }
 
 static int build_indexes(struct build *b)
@@ -310,24 +358,33 @@ static int add_sample(struct build *b, struct out *o, size_t i, const uint32_t *
     return rc ? oom(b) : 0;
 }
 
-/* Leaf-first frame slots of a sample, at most RT_MAX_STACK_DEPTH + 1 (more are cut anyway).
- * A sample without locations gets the unknown frame's slot b->nslots. */
+/* Leaf-first frame slots of a sample, at most RT_MAX_STACK_DEPTH + 1 (more are cut anyway;
+ * room for one more in slots). A sample without locations gets the unknown frame's slot
+ * b->nslots. A leaf that its runtime injected above the frame it interrupted is dropped when a
+ * frame lies beneath it: the sample is that frame's (rt__frame_is_injected_leaf). */
 static int sample_slots(struct build *b, size_t i, const uint64_t *locs, size_t nlocs,
                         uint32_t *slots, size_t *n)
 {
-    size_t k = 0;
-    for (size_t j = 0; j < nlocs && k <= RT_MAX_STACK_DEPTH; j++) {
+    size_t k = 0, max = RT_MAX_STACK_DEPTH;
+    for (size_t j = 0; j < nlocs && k <= max; j++) {
         uint32_t l = index_get(&b->loc_ix, locs[j]);
         if (l == NO_ID)
             return rt_error_set(b->err, RT_EMALFORMED,
                                 "sample %zu refers to missing location id %llu", i,
                                 (unsigned long long)locs[j]);
         uint32_t off = b->loc_frame_off[l];
-        for (uint32_t f = 0; f < b->loc_nframes[l] && k <= RT_MAX_STACK_DEPTH; f++)
+        for (uint32_t f = 0; f < b->loc_nframes[l] && k <= max; f++) {
             slots[k++] = off + f;
+            if (k == 1 && rt__frame_is_injected_leaf(b->slot_name[off + f]))
+                max++;
+        }
     }
     if (k == 0)
         slots[k++] = (uint32_t)b->nslots;
+    if (max > RT_MAX_STACK_DEPTH && k > 1) {
+        memmove(slots, slots + 1, (k - 1) * sizeof(*slots));
+        k--;
+    }
     *n = k;
     return 0;
 }
@@ -338,7 +395,7 @@ static int add_samples(struct build *b, struct out *outs, size_t nout)
     size_t cap = pp->max_sample_len + 1;
     uint64_t *locs = malloc(cap * sizeof(*locs));
     int64_t vals[RT__PPROF_MAX_SAMPLE_TYPES];
-    uint32_t slots[RT_MAX_STACK_DEPTH + 1];
+    uint32_t slots[RT_MAX_STACK_DEPTH + 2];
     int rc = locs ? 0 : oom(b);
     for (size_t i = 0; i < pp->nsamples && rc == 0; i++) {
         size_t nlocs = 0, n = 0;
@@ -373,7 +430,7 @@ static int new_out(struct build *b, struct out *o, const struct rt__pprof_pick *
 
 int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want,
                      const struct rt_ingest_limits *lim, struct rt_profile **out, size_t *nout,
-                     struct rt_error *err)
+                     unsigned *shapes, struct rt_error *err)
 {
     struct build b;
     struct rt__pprof_pick picks[2];
@@ -390,6 +447,7 @@ int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want,
                           (long long)b.pp.duration_nanos);
     rc = rc ? rc : repair_strings(&b, lim);
     rc = rc ? rc : rt__pprof_resolve(&b.pp, want, picks, &npicks, err);
+    rc = rc ? rc : normalize_function_names(&b);
     rc = rc ? rc : build_indexes(&b);
     rc = rc ? rc : name_frames(&b);
     if (rc == 0)
@@ -404,8 +462,10 @@ int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want,
         else
             out[i] = outs[i].p;
     }
-    if (rc == 0)
+    if (rc == 0) {
         *nout = npicks;
+        *shapes = b.shapes;
+    }
     build_cleanup(&b);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "query_internal.h"
+#include "rt/producer.h"
 #include "rt/timeutil.h"
 
 json_t *rt__query_ns_json(double ns)
@@ -170,11 +171,36 @@ static json_t *window_json(const struct rt__query_win *w)
     return o;
 }
 
+/* Who sampled the answer's profiles (DESIGN §12): [{"agent", "method", "note",
+ * "declared_type", "profiles"}], declared_type null unless the producer's declared type was
+ * relabelled; an entry {"agent": "others", ...} counts producers past the list's bound. */
+static json_t *producers_json(const struct rt__query_ctx *c)
+{
+    json_t *arr = json_array();
+    for (uint32_t i = 0; arr && i < c->nproducers; i++) {
+        const struct rt__query_producer *q = &c->producers[i];
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:s, s:o, s:i}", "agent", rt_producer_agent(q->producer),
+                           "method", q->producer->method, "note", q->producer->note,
+                           "declared_type",
+                           q->declared_type ? json_string(rt_ptype_name(q->declared_type))
+                                            : json_null(),
+                           "profiles", (int)q->profiles));
+    }
+    if (arr && c->producers_other)
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:n, s:i}", "agent", "others",
+                                             "method", "several other producers", "note", "",
+                                             "declared_type", "profiles",
+                                             (int)c->producers_other));
+    return arr;
+}
+
 static void set_header(const struct rt__query_ctx *c, const char *service, json_t *out)
 {
     json_object_set_new(out, "service", rt__query_str_json(service));
     json_object_set_new(out, "type", json_string(rt_ptype_name(c->type)));
     json_object_set_new(out, "type_note", json_string(rt_ptype_note(c->type)));
+    json_object_set_new(out, "producers", producers_json(c));
 }
 
 json_t *rt__query_profile_json(const struct rt__query_ctx *c, const char *service,

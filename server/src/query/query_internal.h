@@ -190,6 +190,14 @@ struct rt__query_scratch {
  * from then on it is the window's aggregate, read-only (the answers take it const). Memory of
  * the request's lifetime (repaired names, per-instance capacity) comes from arena and goes
  * at rt__query_ctx_cleanup. */
+/* Who sampled a query's profiles (DESIGN §12): each distinct producer and declared type. */
+#define RT__QUERY_MAX_PRODUCERS 16
+struct rt__query_producer {
+    const struct rt_producer *producer; /* static (rt/producer.h) */
+    enum rt_ptype declared_type;        /* where relabelled; 0 = as stored */
+    uint32_t profiles;                  /* profiles of the query's windows from it */
+};
+
 struct rt__query_ctx {
     struct rt__query_src src;
     enum rt_ptype type;
@@ -209,6 +217,9 @@ struct rt__query_ctx {
     struct rt_u64map instfn_map; /* (window, instance, function) -> instfn index */
     struct rt_arena arena;           /* the request's memory, freed at once by cleanup */
     struct rt__query_scratch scratch;
+    struct rt__query_producer producers[RT__QUERY_MAX_PRODUCERS]; /* in order of first sight */
+    uint32_t nproducers;
+    uint32_t producers_other;        /* profiles from producers past RT__QUERY_MAX_PRODUCERS */
     bool finished;
 };
 

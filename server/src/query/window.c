@@ -243,6 +243,22 @@ static void add_meta(struct rt__query_win *w, const struct rt_profile_meta *m, d
     w->agree_any_process |= !rt_producer_os_is_thread(prod, m->thread_cpu_ns);
 }
 
+/* Counts one profile of producer prod (declared: its declared_type) for the answers' list. */
+static void count_producer(struct rt__query_ctx *c, const struct rt_producer *prod,
+                           enum rt_ptype declared)
+{
+    for (uint32_t i = 0; i < c->nproducers; i++)
+        if (c->producers[i].producer == prod && c->producers[i].declared_type == declared) {
+            c->producers[i].profiles++;
+            return;
+        }
+    if (c->nproducers == RT__QUERY_MAX_PRODUCERS) {
+        c->producers_other++;
+        return;
+    }
+    c->producers[c->nproducers++] = (struct rt__query_producer){prod, declared, 1};
+}
+
 /* Adds profile m (weight > 0, its weighted samples n_i and value v_i) to window k's counts
  * and capacity input. Returns 0 or RT_ENOMEM; *inst is its instance index. */
 static int add_prof(struct rt__query_ctx *c, int k, const struct rt_profile_meta *m,
@@ -257,6 +273,7 @@ static int add_prof(struct rt__query_ctx *c, int k, const struct rt_profile_meta
     const struct rt_producer *prod = rt_producer_by_name(m->producer);
     int64_t os = rt_producer_os_cpu_ns(prod, m->thread_cpu_ns, m->process_cpu_ns);
     add_meta(w, m, weight, n_i, v_i, prod, os);
+    count_producer(c, prod, m->declared_type);
     bool scaled = rt_producer_is_scaled(prod);
     double unsampled = weight * rt_producer_unsampled_ns(prod, os, m->value_ns);
     w->profs[w->nprofs++] = (struct rt__query_prof){

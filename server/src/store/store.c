@@ -549,6 +549,11 @@ enum rt_ptype rt__store_config_type_of(const char *s, size_t n)
     return rt_ptype_parse(text, &t) ? t : 0;
 }
 
+enum rt_ptype rt__store_declared_type_of(int v)
+{
+    return v == RT_PTYPE_CPU || v == RT_PTYPE_WALL ? (enum rt_ptype)v : 0;
+}
+
 int rt_store_set_service_config(struct rt_store *s, const char *name,
                                 const struct rt_service_config *cfg, struct rt_error *err)
 {

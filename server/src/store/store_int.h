@@ -110,6 +110,10 @@ struct rt__store_dict {
 const char *rt__store_config_type_text(enum rt_ptype t);
 enum rt_ptype rt__store_config_type_of(const char *s, size_t n);
 
+/* A profile's declared_type as the backends store it (its enum value, 0 none) read back:
+ * anything but RT_PTYPE_CPU or RT_PTYPE_WALL reads as 0. */
+enum rt_ptype rt__store_declared_type_of(int v);
+
 /* The observed deploy profile p makes when its service reports p's version for the first
  * time (DESIGN §6): {service, version, "observed", at p's start, or now_ns when it has none}.
  * False when p names no version. The rule's one place: each backend only answers whether

@@ -104,8 +104,53 @@ static int refuse_dir(const char *dir, const char *suffix, const char *want, boo
     return files;
 }
 
-/* A Chrome/V8 .cpuprofile (JSON) said "folded stacks need type=" (or "line 1 has no count");
- * a JFR recording said "malformed protobuf". Both now name the format and how to convert. */
+/* A JFR recording is read as JFR whatever the upload declared (its magic "FLR\0" can be no
+ * folded text nor pprof), gzip or not: every recording of ../shared/data/other/jfr gives
+ * profiles (their values: test_jfr.c). format=jfr on a body that is no recording is malformed. */
+static void test_jfr_sniffed(void)
+{
+    static const char *const files[] = {
+        "jfr-parser__cortex-dev-01__kafka-0__cpu__0.jfr.gz",
+        "jfr-parser__cortex-dev-01__kafka-0__cpu_lock_alloc__0.jfr.gz",
+        "jfr-parser__dd-trace-java.jfr.gz", "speedscope__heavy.jfr"};
+    static const enum rt_ingest_format fmts[] = {RT_FMT_AUTO, RT_FMT_FOLDED, RT_FMT_PPROF,
+                                                 RT_FMT_JFR};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[512];
+        snprintf(path, sizeof(path), "../shared/data/other/jfr/%s", files[i]);
+        size_t n = 0;
+        char *body = slurp(path, &n);
+        CHECK(body != NULL);
+        for (size_t f = 0; body && f < 4; f++) {
+            struct rt_ingest_params q;
+            struct rt_profile *out[2];
+            size_t nout = 0;
+            struct rt_error e;
+            rt_ingest_params_init(&q);
+            q.format = fmts[f];
+            q.period_ns = 10000000; /* the cpu_lock_alloc recording states none (test_jfr.c) */
+            int rc = rt_ingest_parse(body, n, &q, NULL, out, &nout, &e);
+            if (rc)
+                fprintf(stderr, "%s (format %d): %s\n", files[i], (int)fmts[f], e.msg);
+            CHECK_INT(rc, 0);
+            CHECK(nout >= 1);
+            for (size_t k = 0; k < nout; k++)
+                rt_profile_free(out[k]);
+        }
+        free(body);
+    }
+    struct rt_ingest_params q;
+    struct rt_profile *out[2];
+    size_t nout = 0;
+    struct rt_error e;
+    rt_ingest_params_init(&q);
+    q.format = RT_FMT_JFR;
+    CHECK_INT(rt_ingest_parse("main;x 1\n", 9, &q, NULL, out, &nout, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "not a JFR recording") != NULL);
+}
+
+/* A Chrome/V8 .cpuprofile (JSON) said "folded stacks need type=" (or "line 1 has no count").
+ * It now names the format and how to convert it. */
 static void test_other_formats_refused(void)
 {
     CHECK_INT(refuse_dir("cpuprofile", ".cpuprofile", "V8 .cpuprofile / JSON profiles are not "
@@ -114,8 +159,6 @@ static void test_other_formats_refused(void)
     CHECK_INT(refuse_dir("other/chrome", ".json", "the Node SDK converts .cpuprofile to pprof",
                          true),
               1);
-    CHECK_INT(refuse_dir("other/jfr", ".jfr", "JFR recordings are not accepted", false), 1);
-    CHECK_INT(refuse_dir("other/jfr", ".jfr.gz", "`jfr print`", false), 3);
     struct rt_error e;
     CHECK_INT(parse("  [{\"a\": 1}]", 12, RT_FMT_AUTO, "cpu", &e, NULL), RT_EFORMAT);
     /* Folded stacks that merely start with a bracket are still folded stacks. */
@@ -221,6 +264,7 @@ int main(void)
 {
     RUN(test_empty_body);
     RUN(test_other_formats_refused);
+    RUN(test_jfr_sniffed);
     RUN(test_producer_and_os_cpu);
     return TEST_DONE();
 }

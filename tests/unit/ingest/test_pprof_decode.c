@@ -520,6 +520,76 @@ static void test_invalid_utf8_names(void)
     free_all(p, n);
 }
 
+/* Go's preemption frame (frames.c): runtime.asyncPreempt as a leaf is the sample of the frame
+ * beneath it; alone, or above deeper runtime frames, it stays. Three samples, leaf first:
+ * [asyncPreempt, hot, main] x2, [asyncPreempt] x1, [asyncPreempt2, asyncPreempt, hot, main] x1;
+ * and a 1,100-frame stack under an asyncPreempt leaf is still cut at 1,024. */
+static void test_preempt_leaf(void)
+{
+    static const char *const strs[] = {"",     "cpu",  "nanoseconds", "runtime.asyncPreempt",
+                                       "main.hot", "main.main", "runtime.asyncPreempt2"};
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    pb_value_type(&b, 1, 1, 2);
+    uint64_t s1[] = {1, 2, 3}, s2[] = {1}, s3[] = {4, 1, 2, 3};
+    uint64_t v2 = 20000000, v1 = 10000000;
+    pb_sample(&b, s1, 3, &v2, 1, 1);
+    pb_sample(&b, s2, 1, &v1, 1, 1);
+    pb_sample(&b, s3, 4, &v1, 1, 1);
+    for (uint64_t i = 1; i <= 4; i++) {
+        pb_location(&b, i, 0, &i, 1);
+        pb_function(&b, i, i == 4 ? 6 : i + 2);
+    }
+    pb_strings(&b, strs, 7);
+    pb_value_type(&b, 11, 1, 2);
+    pb_uint(&b, 12, 10000000);
+    struct rt_profile *p[2];
+    size_t n = 0;
+    struct rt_error e;
+    CHECK_INT(rt_ingest_parse(b.data, b.len, NULL, NULL, p, &n, &e), 0);
+    rt_buf_cleanup(&b);
+    if (n != 1)
+        return;
+    CHECK_INT(p[0]->nstacks, 3);
+    const struct rt_profile_stack *s = &p[0]->stacks[0];
+    CHECK_INT(s->depth, 2);
+    CHECK_STR(rt_profile_frame(p[0], p[0]->frame_ids[s->off + 1]), "main.hot");
+    CHECK_INT(s->value_ns, 20000000);
+    s = &p[0]->stacks[1];
+    CHECK_INT(s->depth, 1);
+    CHECK_STR(rt_profile_frame(p[0], p[0]->frame_ids[s->off]), "runtime.asyncPreempt");
+    s = &p[0]->stacks[2];
+    CHECK_INT(s->depth, 4);
+    CHECK_STR(rt_profile_frame(p[0], p[0]->frame_ids[s->off + 2]), "runtime.asyncPreempt");
+    CHECK_STR(rt_profile_frame(p[0], p[0]->frame_ids[s->off + 3]), "runtime.asyncPreempt2");
+    CHECK_INT(p[0]->value_ns, 40000000);
+    free_all(p, n);
+
+    enum { DEPTH = 1100 };
+    static const char *const deep[] = {"", "cpu", "nanoseconds", "runtime.asyncPreempt", "f"};
+    rt_buf_init(&b, 0);
+    pb_value_type(&b, 1, 1, 2);
+    uint64_t locs[DEPTH];
+    for (int i = 0; i < DEPTH; i++)
+        locs[i] = i == 0 ? 1 : 2;
+    pb_sample(&b, locs, DEPTH, &v1, 1, 1);
+    uint64_t f1 = 1, f2 = 2;
+    pb_location(&b, 1, 0, &f1, 1);
+    pb_location(&b, 2, 0, &f2, 1);
+    pb_function(&b, 1, 3);
+    pb_function(&b, 2, 4);
+    pb_strings(&b, deep, 5);
+    CHECK_INT(rt_ingest_parse(b.data, b.len, NULL, NULL, p, &n, &e), 0);
+    rt_buf_cleanup(&b);
+    if (n == 1) {
+        s = &p[0]->stacks[0];
+        CHECK_INT(p[0]->truncated_stacks, 1);
+        CHECK_INT(s->depth, RT_MAX_STACK_DEPTH);
+        CHECK_STR(rt_profile_frame(p[0], p[0]->frame_ids[s->off + s->depth - 1]), "f");
+        free_all(p, n);
+    }
+}
+
 int main(void)
 {
     RUN(test_packed_and_unpacked);
@@ -532,5 +602,6 @@ int main(void)
     RUN(test_value_limit);
     RUN(test_negative_duration);
     RUN(test_invalid_utf8_names);
+    RUN(test_preempt_leaf);
     return TEST_DONE();
 }

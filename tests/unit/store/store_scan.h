@@ -29,6 +29,7 @@ struct got_prof {
     uint32_t truncated;
     char producer[32];
     double cpu_scale;
+    int declared_type;
     size_t nrows;
     struct got_row rows[16];
 };
@@ -63,6 +64,7 @@ static int collect(void *ud, const struct rt_profile_meta *m, const struct rt_st
     p->has_counts = m->has_counts;
     p->truncated = m->truncated_stacks;
     snprintf(p->producer, sizeof(p->producer), "%s", m->producer);
+    p->declared_type = (int)m->declared_type;
     p->cpu_scale = m->cpu_scale;
     p->nrows = nrows;
     for (size_t i = 0; i < nrows && i < 16; i++) {

@@ -88,6 +88,7 @@ static void test_roundtrip(void)
     b->truncated_stacks = 2;
     b->producer = rt_producer_of_upload("node", RT_PTYPE_CPU);
     b->cpu_scale = 0.3125; /* stored as given: ingest settles it (rt/producer.h) */
+    b->declared_type = RT_PTYPE_WALL; /* stored as given, whatever the type (DESIGN §12) */
     struct rt_profile *ps[] = {a, b};
     struct rt_store_put_result res[2];
     struct rt_error err = {0};
@@ -112,6 +113,7 @@ static void test_roundtrip(void)
     CHECK_INT(p->value_ns, 30000000 + 25000001 - 5);
     CHECK(p->has_counts);
     CHECK_STR(p->producer, ""); /* a profile that names no producer: unknown, factor 1 */
+    CHECK_INT(p->declared_type, 0);
     CHECK_NEAR(p->cpu_scale, 1, 0);
     CHECK_INT(p->nrows, 3);
     const struct got_row *r = find_row(p, "main;handle;parse");
@@ -128,6 +130,7 @@ static void test_roundtrip(void)
     CHECK_INT(p->truncated, 2);
     CHECK_STR(p->producer, "roottrace-node");
     CHECK_NEAR(p->cpu_scale, 0.3125, 0);
+    CHECK_INT(p->declared_type, RT_PTYPE_WALL);
     CHECK(!p->has_counts);
     r = find_row(p, "main;handle;parse");
     CHECK(r && r->samples == 1e15 && r->value == 7);

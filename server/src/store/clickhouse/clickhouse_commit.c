@@ -17,7 +17,7 @@ const char *const rt__ch_upload_tables[RT__CH_UPLOAD_TABLES] = {
     "profiles (id, dedup, service, type, instance, version, has_version, profile_id, has_pid, "
     "time_ns, duration_ns, end_ns, period_ns, samples, value_ns, thread_cpu_ns, process_cpu_ns, "
     "has_counts, truncated_stacks, created_at_ns, stacks, row_samples, row_values, row_leaves, "
-    "producer, cpu_scale, content_hash)",
+    "producer, cpu_scale, content_hash, declared_type)",
     "services", "instance_events", "uploads", "service_versions", "deploys",
 };
 

@@ -81,7 +81,9 @@ static const struct ch_table schema_v1[] = {
  * (DESIGN §7); rows stored before read '' and 1: an unknown producer, compared and never
  * rescaled, as in the SQLite backend.
  * Version 3: the content hash that tells a retry from another profile under the same
- * profile_id (docs/decisions.md); rows stored before read 0, "not known". */
+ * profile_id (docs/decisions.md); rows stored before read 0, "not known".
+ * Version 4: the type a profile's producer declared where RootTrace stored another (DESIGN
+ * §12); rows stored before read 0, "as declared". */
 static const struct {
     int version;
     const char *name, *type;
@@ -89,6 +91,7 @@ static const struct {
     {2, "producer", "String DEFAULT ''"},
     {2, "cpu_scale", "Float64 DEFAULT 1"},
     {3, "content_hash", "UInt64 DEFAULT 0"},
+    {4, "declared_type", "UInt8 DEFAULT 0"},
 };
 
 #define NADDED (sizeof(added_columns) / sizeof(added_columns[0]))

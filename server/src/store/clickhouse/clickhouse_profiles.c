@@ -273,9 +273,10 @@ static int write_profile(struct put_ctx *c, const struct rt_profile *p, int64_t 
     rc = rc || rt__ch_w_uvarint(b, n);
     for (size_t i = 0; !rc && i < n; i++)
         rc = rt__ch_w_u64(b, c->rows[i].leaf);
-    /* schema v2's and v3's columns, appended to the table by their migrations */
+    /* schema v2's to v4's columns, appended to the table by their migrations */
     rc = rc || rt__ch_w_cstr(b, p->producer ? p->producer->name : "") ||
-         rt__ch_w_f64(b, p->cpu_scale) || rt__ch_w_u64(b, p->content_hash);
+         rt__ch_w_f64(b, p->cpu_scale) || rt__ch_w_u64(b, p->content_hash) ||
+         rt__ch_w_u8(b, (uint8_t)p->declared_type);
     rt_buf_cleanup(&dedup);
     return rc ? RT_ENOMEM : 0;
 }

@@ -97,6 +97,7 @@ static int read_profile(struct scan_ctx *c, struct rt__ch_rd *r)
     if (read_str(c, r, &p->prod))
         return RT_ENOMEM;
     p->m.cpu_scale = rt__ch_rd_f64(r);
+    p->m.declared_type = rt__store_declared_type_of(rt__ch_rd_u8(r));
     if (n2 != n || n3 != n || r->bad)
         return RT_EMALFORMED;
     p->row_off = c->nrows;
@@ -134,7 +135,7 @@ static int scan_sql(struct rt_buf *b, const struct rt_store_filter *f)
     int rc = rt_buf_puts(b, "SELECT id, has_pid, profile_id, instance, has_version, version, "
                             "time_ns, duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, "
                             "samples, value_ns, has_counts, truncated_stacks, stacks, "
-                            "row_samples, row_values, producer, cpu_scale FROM profiles "
+                            "row_samples, row_values, producer, cpu_scale, declared_type FROM profiles "
                             "WHERE ");
     rc = rc || rt__ch_filter_sql(b, f);
     rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup FORMAT RowBinary");

@@ -34,7 +34,7 @@ static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const cha
         "(SELECT %s FROM (SELECT id, has_pid, profile_id, instance, has_version, version, "
         "time_ns, duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
         "has_counts, truncated_stacks, stacks, row_samples, row_values, row_leaves, "
-        "producer, cpu_scale, if(duration_ns <= 0, toFloat64(time_ns >= %lld AND time_ns < %lld), "
+        "producer, cpu_scale, declared_type, if(duration_ns <= 0, toFloat64(time_ns >= %lld AND time_ns < %lld), "
         "greatest(toInt64(0), least(end_ns, %lld) - greatest(time_ns, %lld)) / duration_ns) "
         "AS w FROM profiles WHERE ",
         cols, from, to, to, from);
@@ -64,7 +64,7 @@ static int profiles(struct rt_store *s, const struct rt_store_filter *f,
     int rc = run(s->be, f,
                  "SELECT id, has_pid, profile_id, instance, has_version, version, time_ns, "
                  "duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
-                 "has_counts, truncated_stacks, producer, cpu_scale, w, "
+                 "has_counts, truncated_stacks, producer, cpu_scale, declared_type, w, "
                  "arraySum(arrayMap(r -> r * w, row_samples)), "
                  "arraySum(arrayMap(r -> toFloat64(r) * w, row_values)) FROM ",
                  "*", ONE_THREAD, &out, err);
@@ -89,6 +89,7 @@ static int profiles(struct rt_store *s, const struct rt_store_filter *f,
         m.truncated_stacks = rt__ch_rd_u32(&r);
         size_t prod = rt__ch_strs_read(&strs, &r);
         m.cpu_scale = rt__ch_rd_f64(&r);
+        m.declared_type = rt__store_declared_type_of(rt__ch_rd_u8(&r));
         double w = rt__ch_rd_f64(&r), n = rt__ch_rd_f64(&r), v = rt__ch_rd_f64(&r);
         if (r.bad) {
             rc = rt__ch_bad_response("a window's profiles", err);

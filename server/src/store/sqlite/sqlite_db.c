@@ -11,7 +11,7 @@
 
 #include "sqlite_int.h"
 
-#define SCHEMA_VERSION 4
+#define SCHEMA_VERSION 5
 #define BUSY_TIMEOUT_MS 10000
 #define MAX_IDLE_READERS 8
 
@@ -102,9 +102,14 @@ static const char migrate_v4[] =
     " WHERE profile_id IS NOT NULL;"
     "ALTER TABLE profiles ADD COLUMN content_hash INTEGER NOT NULL DEFAULT 0;";
 
+/* Version 4 -> 5: the type a profile's producer declared where RootTrace stored another, by
+ * what was measured (DESIGN §12: py-spy's "cpu" is wall). 0: as declared. */
+static const char migrate_v5[] =
+    "ALTER TABLE profiles ADD COLUMN declared_type INTEGER NOT NULL DEFAULT 0;";
+
 /* Migrations: migrations[v] takes a database from version v to v + 1. */
 static const char *const migrations[SCHEMA_VERSION] = {rt__sqlite_schema_v1, migrate_v2,
-                                                       migrate_v3, migrate_v4};
+                                                       migrate_v3, migrate_v4, migrate_v5};
 
 int rt__sqlite_fail(struct rt__sqlite_conn *c, int rc, const char *what, struct rt_error *err)
 {

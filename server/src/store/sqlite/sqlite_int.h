@@ -54,15 +54,15 @@
        "INSERT INTO profiles(service_id, type, instance_id, version, profile_id, time_ns, "    \
        "duration_ns, end_ns, period_ns, samples, value_ns, thread_cpu_ns, process_cpu_ns, "    \
        "has_counts, truncated_stacks, created_at_ns, nrows, rows, producer, cpu_scale, "       \
-       "content_hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, " \
-       "?16, ?17, ?18, ?19, ?20, ?21)")                                                       \
+       "content_hash, declared_type) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, " \
+       "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)")                                                       \
     XX(META_ADD, "UPDATE meta SET value = value + ?2 WHERE key = ?1")                          \
     XX(META_MAX, "UPDATE meta SET value = max(value, ?2) WHERE key = ?1")                      \
     XX(META_GET, "SELECT value FROM meta WHERE key = ?1")                                      \
     XX(SCAN,                                                                                   \
        "SELECT p.id, p.profile_id, i.name, p.version, p.time_ns, p.duration_ns, p.period_ns, " \
        "p.thread_cpu_ns, p.process_cpu_ns, p.samples, p.value_ns, p.has_counts, "              \
-       "p.truncated_stacks, p.rows, p.producer, p.cpu_scale "                                  \
+       "p.truncated_stacks, p.rows, p.producer, p.cpu_scale, p.declared_type "                \
        "FROM profiles p JOIN instances i ON i.id = p.instance_id "                             \
        "WHERE p.service_id = (SELECT id FROM services WHERE name = ?1) AND p.type = ?2 "       \
        "AND p.time_ns >= ?3 - (SELECT value FROM meta WHERE key = 'max_duration_ns') "         \

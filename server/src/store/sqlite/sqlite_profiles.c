@@ -287,6 +287,7 @@ static int insert_profile(struct put_ctx *c, const struct rt_profile *p, int64_t
     sqlite3_bind_text(st, 19, p->producer ? p->producer->name : "", -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 20, p->cpu_scale);
     sqlite3_bind_int64(st, 21, (int64_t)p->content_hash);
+    sqlite3_bind_int(st, 22, (int)p->declared_type);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -411,6 +412,7 @@ static void read_meta(sqlite3_stmt *st, struct rt_profile_meta *m)
     if (!m->producer)
         m->producer = "";
     m->cpu_scale = sqlite3_column_double(st, 15);
+    m->declared_type = rt__store_declared_type_of(sqlite3_column_int(st, 16));
 }
 
 int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
