@@ -226,8 +226,9 @@ def test_pyroscope_ingest_answers(api):
     q = {"name": "pyro.cpu{version=1.0,hostname=h-1}", "from": str(now - 10), "until": str(now),
          "spyName": "gospy", "sampleRate": "100"}
     body = b"main;hot 30\nmain;cold 10\n"
-    r = api.call("post", I, 201, params=q, body=body, content_type="text/plain").json()
+    r = api.call("post", I, 200, params=q, body=body, content_type="text/plain").json()
     assert r["profiles"][0]["agent"] == "pyroscope-go" and r["type"] == "cpu", r
+    assert not r["duplicate"], r
     assert r["profiles"][0]["value_ns"] == 40 * 10_000_000, r
     r = api.call("post", I, 200, params=q, body=body, content_type="text/plain").json()
     assert r["duplicate"], r

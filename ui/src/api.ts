@@ -102,7 +102,11 @@ export type PType = "cpu" | "wall";
 export interface Instance {
   instance: string; runtime: string | null; sdk_version: string | null; version: string | null;
   status: string | null; last_seen: string; stale: boolean;
+  /** Another agent's instance (DESIGN §12): its name, and what RootTrace cannot do. */
+  agent?: string | null; note?: string | null;
 }
+/** Who sampled an answer's profiles (DESIGN §12). */
+export interface Producer { agent: string; method: string; note: string; declared_type: PType | null; profiles: number }
 export interface Service {
   name: string; profiling_enabled: boolean; types: PType[]; last_upload: string | null;
   instances: Instance[];
@@ -138,7 +142,7 @@ export interface CpuAgreement {
 }
 export interface ProfileAnswer {
   cpu_agreement?: CpuAgreement | null;
-  service: string; type: PType; type_note: string; from: string; to: string; profiles: number;
+  service: string; type: PType; type_note: string; producers?: Producer[]; from: string; to: string; profiles: number;
   samples: number | null; value_ns: number;
   functions: { name: string; self_ns: number; total_ns: number; self_share: number; total_share: number; vcpu_hours_per_month: number | null }[];
   flamegraph: FlameGraph;
@@ -155,7 +159,7 @@ export interface DiffWindow { from: string; to: string; profiles: number; sample
 /** GET /api/v1/timeline: each bucket is what GET /api/v1/profile says of its window. */
 export interface TimelineAnswer { service: string; type: PType; from: string; to: string; buckets: DiffWindow[] }
 export interface DiffAnswer {
-  service: string; type: PType; type_note: string; issue: Issue | null; window_s: number;
+  service: string; type: PType; type_note: string; producers?: Producer[]; issue: Issue | null; window_s: number;
   baseline: DiffWindow; current: DiffWindow; functions: DiffFunction[]; truncated?: boolean;
   deploys: { version: string; at: string; source: "declared" | "observed" }[];
   flamegraph: DiffFlameGraph;

@@ -14,6 +14,17 @@ export function badge(type: api.PType, note?: string): HTMLElement {
     h("strong", null, type === "cpu" ? "CPU" : "Wall clock"), ` — ${note || NOTES[type]}`);
 }
 
+/** Who sampled the answer's profiles, beside the type badge (DESIGN §12): each agent with how
+ * it samples, and where it declared another type than the one stored, that type and why. */
+export function producersLine(producers?: api.Producer[]): HTMLElement | null {
+  if (!producers || !producers.length) return null;
+  return h("p", { class: "producers", "data-testid": "producers" }, "Sampled by ",
+    ...producers.flatMap((p, i) => [i ? "; " : "", h("strong", null, p.agent),
+      ` (${p.profiles} profile${p.profiles === 1 ? "" : "s"}): ${p.method}`,
+      p.declared_type ? h("span", { class: "relabel", "data-testid": "relabel" },
+        ` — declared ${p.declared_type}; ${p.note}`) : ""]));
+}
+
 /** An error as a box that says what to do. */
 export function errorBox(e: unknown, retry?: () => void): HTMLElement {
   const again = retry ? h("button", { type: "button", onclick: retry }, "Retry") : null;

@@ -2,7 +2,7 @@
 // (ranked table, differential flame graph, timeline, capacity).
 
 import * as api from "./api";
-import { badge, errorBox, mutationError, sampleBuckets, toggle, warnings } from "./common";
+import { badge, errorBox, mutationError, producersLine, sampleBuckets, toggle, warnings } from "./common";
 import { h, notice, replace } from "./dom";
 import { FlameGraph, deltaColor, nameColor } from "./flame";
 import * as fmt from "./fmt";
@@ -58,7 +58,8 @@ export async function servicesPage(root: HTMLElement): Promise<void> {
         h("thead", null, h("tr", null, ...["Instance", "Runtime", "SDK", "Service version", "Status (as reported)", "Last seen"].map((t) => h("th", null, t)))),
         h("tbody", null, ...s.instances.map((i) => h("tr", { class: i.stale ? "stale" : undefined },
           h("td", null, i.instance || "(unnamed)"), h("td", null, i.runtime ?? "—"), h("td", null, i.sdk_version ?? "—"),
-          h("td", null, i.version ?? "—"), h("td", null, i.status ?? "not reported yet"),
+          h("td", null, i.version ?? "—"), h("td", null, i.status ?? "not reported yet",
+            i.agent ? h("div", { class: "hint", "data-testid": "foreign-note" }, i.note ?? "") : null),
           h("td", null, fmt.time(i.last_seen), i.stale ? " (stale)" : "")))))
       : h("p", { class: "muted" }, "No instance has polled yet (profiles uploaded directly have none).");
     const off = h("p", { class: "hint", "data-testid": "profiling-hint" });
@@ -122,7 +123,7 @@ export async function servicePage(root: HTMLElement, name: string, q: Params, go
   const prof = api.get<api.ProfileAnswer>("/api/v1/profile", { service: name, type, from: new Date(from).toISOString(), to: new Date(to).toISOString(), limit: 20 });
   const deploys = api.get<api.Deploy[]>("/api/v1/deploys", { service: name, from: new Date(from).toISOString(), to: new Date(to).toISOString() });
   prof.then((p) => {
-    replace(badgeBox, badge(p.type, p.type_note));
+    replace(badgeBox, badge(p.type, p.type_note), producersLine(p.producers));
     const fg = p.flamegraph;
     if (!p.profiles) {
       replace(flameBox, notice("info", "No profiles in this window", "Pick a longer window, or another type."));
@@ -236,7 +237,7 @@ export async function issuePage(root: HTMLElement, id: string, q: Params, go: (p
     h("div", { class: "controls" }, typeTabs, h("label", null, "Window length ", winSel),
       ` baseline ${fmt.time(base.from)} → ${fmt.time(base.to)} · current ${fmt.time(cur.from)} → ${fmt.time(cur.to)}`),
     cutShort,
-    badge(diff.type, diff.type_note),
+    badge(diff.type, diff.type_note), producersLine(diff.producers),
     warnings(diff.quality.warnings), noBase,
     diff.significance_unavailable ? notice("info", "No significance test", diff.significance_unavailable) : null,
     h("h2", null, "Timeline"), tlBox,

@@ -444,3 +444,26 @@ test("hostile service, frame, deploy, issue, instance and status strings render 
   assert.deepEqual(cspErrors, [], "no CSP violation or page error");
   await page.context().close();
 });
+
+test("another agent's profile: who sampled it beside the badge, its relabel, and its instance's note", async () => {
+  // pyroscope-io's py-spy declares cpu; RootTrace stores it as wall (DESIGN §12)
+  const from = Math.floor((T - 5 * 60 * S) / S);
+  const r = await api("POST", "/ingest", "main (app.py:3);hot_loop (burn.py:9) 30\nmain (app.py:3);cold (burn.py:20) 10\n", {
+    type: "text/plain",
+    params: { name: "agentpy.cpu{hostname=py-host,version=1.0}", from, until: from + 10, spyName: "pyspy" },
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.profiles[0].type, "wall");
+  assert.equal(r.body.profiles[0].declared_type, "cpu");
+  const page = await newPage();
+  await ready(page, "#/service/agentpy?type=wall", "[data-testid=producers]");
+  const line = await page.textContent("[data-testid=producers]");
+  assert.match(line, /pyroscope-python/);
+  assert.match(await page.textContent("[data-testid=relabel]"), /declared cpu; stored as wall whatever it declares/);
+  assert.match(await page.textContent("[data-testid=type-badge]"), /Wall clock/);
+  await page.waitForSelector(".flame[data-first-render-ms]");
+  await shot(page, "service-foreign-agent");
+  await ready(page, "#/", '.card.service[data-service="agentpy"] [data-testid=foreign-note]');
+  assert.match(await page.textContent('.card.service[data-service="agentpy"] [data-testid=foreign-note]'), /cannot stop its sampling/);
+  await page.context().close();
+});

@@ -41,6 +41,9 @@ struct rt_producer {
     const char *method;          /* how it samples, one sentence */
     const char *note;            /* what that means for its type, one sentence; for a relabel,
                                     the reason */
+    const char *otel_scope;      /* the otel.scope.name label its pushes carry, or NULL */
+    bool names_lack_module;      /* its pprof Function names are bare ("hot_loop"): the module
+                                    comes from Function.filename (DESIGN §3) */
 };
 
 /* The producer of an upload of type t from runtime (NULL or unrecognised: the unknown
@@ -52,6 +55,10 @@ const struct rt_producer *rt_producer_of_upload(const char *runtime, enum rt_pty
  * any type, else the unknown producer. Never NULL. */
 const struct rt_producer *rt_producer_of_agent(const char *spy, enum rt_ptype t);
 
+/* The producer of a Push series from a Pyroscope agent named by its otel.scope.name label
+ * ("com.grafana.pyroscope/python"), as rt_producer_of_agent. Never NULL. */
+const struct rt_producer *rt_producer_of_otel_scope(const char *scope, enum rt_ptype t);
+
 /* The type a profile that declares t is stored as (DESIGN §12: by what was measured, not by
  * the label): p->stores_as when set, else t. */
 enum rt_ptype rt_producer_stored_type(const struct rt_producer *p, enum rt_ptype t);
@@ -59,8 +66,9 @@ enum rt_ptype rt_producer_stored_type(const struct rt_producer *p, enum rt_ptype
 /* The agent's name as answers show it: p->name, or "unknown". */
 const char *rt_producer_agent(const struct rt_producer *p);
 
-/* The producer stored under name (NULL or unknown names: the unknown producer). Never NULL. */
-const struct rt_producer *rt_producer_by_name(const char *name);
+/* The producer stored under name for profiles of type t (the entry for that type, else the
+ * first of that name; NULL or unknown names: the unknown producer). Never NULL. */
+const struct rt_producer *rt_producer_by_name(const char *name, enum rt_ptype t);
 
 /* The OS CPU (ns) that covers what p sampled, from an upload's thread_cpu_ns and
  * process_cpu_ns (-1 = absent); -1 when the upload carries none of the right scope. */

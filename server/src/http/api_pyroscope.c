@@ -281,8 +281,10 @@ void rt__api_post_ingest(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         return;
     }
     struct rt_store_put_result res[2];
-    if (rt__api_upload_store(ctx, ps, np, res, resp) == 0)
+    if (rt__api_upload_store(ctx, ps, np, res, resp) == 0) {
         rt__api_upload_answer(ctx, req, resp, u.service, ps, res, np, &report);
+        resp->status = 200; /* pyroscope-go logs any other status as a failed upload */
+    }
     for (size_t i = 0; i < np; i++)
         rt_profile_free(ps[i]);
 }
@@ -336,7 +338,10 @@ static int push_series_read(struct rt_api_ctx *ctx, const struct rt_api_req *req
     }
     ps->u.instance = instance_of(push_label, s, req);
     ps->u.version = rt_ingest_push_label(s, "version");
+    /* the agent: a pyroscope_spy label, else the otel.scope.name every Pyroscope SDK sends */
     ps->u.spy = rt_ingest_push_label(s, "pyroscope_spy");
+    if (!ps->u.spy)
+        ps->u.spy = rt_producer_of_otel_scope(rt_ingest_push_label(s, "otel.scope.name"), 0)->spy;
     const char *kind = rt_ingest_push_label(s, "__name__");
     int known = kind ? rt_ingest_pyroscope_kind(kind, strlen(kind), &ps->want) : 0;
     ps->u.producer = rt_producer_of_agent(ps->u.spy, ps->want ? ps->want : RT_PTYPE_CPU);

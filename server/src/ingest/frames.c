@@ -236,6 +236,42 @@ static bool path_function_shape(struct rt_str s, char *scratch, struct rt_str *o
     return true;
 }
 
+/* @datadog/pprof's frames without a script (":Garbage Collection", ":write"): the Node SDK's
+ * names for them. Its garbage collection frame is V8's (garbage collector); its other
+ * synthetic frames ("Non JS threads activity", "Node.js") go in parentheses as V8's special
+ * frames do; a native function is (native).name. Returns false when s is not of this shape
+ * (a C++ "::operator new" is not). */
+static bool scriptless_shape(struct rt_str s, char *scratch, struct rt_str *out,
+                             unsigned *shapes)
+{
+    if (s.len < 2 || s.ptr[0] != ':' || s.ptr[1] == ':' || memchr(s.ptr + 1, ':', s.len - 1))
+        return false;
+    struct rt_str fn = {s.ptr + 1, s.len - 1};
+    static const char *const synthetic[] = {"Non JS threads activity", "Node.js", "(program)",
+                                            "(idle)", "(root)"};
+    char *o = scratch;
+    if (fn.len == 18 && memcmp(fn.ptr, "Garbage Collection", 18) == 0) {
+        put(&o, "(garbage collector)", 19);
+    } else {
+        bool special = false;
+        for (size_t i = 0; i < sizeof(synthetic) / sizeof(synthetic[0]); i++)
+            special |= strlen(synthetic[i]) == fn.len && memcmp(synthetic[i], fn.ptr, fn.len) == 0;
+        if (special && fn.ptr[0] == '(') {
+            put(&o, fn.ptr, fn.len);
+        } else if (special) {
+            *o++ = '(';
+            put(&o, fn.ptr, fn.len);
+            *o++ = ')';
+        } else {
+            put(&o, "(native).", 9);
+            put(&o, fn.ptr, fn.len);
+        }
+    }
+    *out = (struct rt_str){scratch, (size_t)(o - scratch)};
+    *shapes |= RT__SHAPE_PATH_FUNCTION;
+    return true;
+}
+
 /* perf and stackcollapse's "func+0x1f": an offset into the function. */
 static struct rt_str drop_offset(struct rt_str s, unsigned *shapes)
 {
@@ -255,9 +291,29 @@ struct rt_str rt__frame_normalize(struct rt_str in, char *scratch, unsigned *sha
     struct rt_str s = rt_ingest_normalize_folded_frame(in), out;
     if (s.len < in.len && !has_suffix(in, "]"))
         *shapes |= RT__SHAPE_LINE;
-    if (spy_shape(s, scratch, &out, shapes) || path_function_shape(s, scratch, &out, shapes))
+    if (spy_shape(s, scratch, &out, shapes) || path_function_shape(s, scratch, &out, shapes) ||
+        scriptless_shape(s, scratch, &out, shapes))
         return out;
     return drop_offset(s, shapes);
+}
+
+struct rt_str rt__frame_with_file(struct rt_str fn, struct rt_str file, char *scratch)
+{
+    if (!file.len)
+        return fn;
+    enum lang lang = lang_of(file);
+    if (lang != LANG_NONE)
+        return write_frame(lang, file, fn, scratch);
+    ptrdiff_t slash = last_of(file, '/');
+    struct rt_str base = {file.ptr + slash + 1, file.len - (size_t)(slash + 1)};
+    ptrdiff_t dot = last_of(base, '.');
+    if (dot > 0)
+        base.len = (size_t)dot;
+    char *o = scratch;
+    put(&o, base.ptr, base.len);
+    *o++ = '.';
+    put(&o, fn.ptr, fn.len);
+    return (struct rt_str){scratch, (size_t)(o - scratch)};
 }
 
 /* Go's asynchronous preemption (Go 1.14+) makes a goroutine that runs too long call

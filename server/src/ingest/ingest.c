@@ -259,7 +259,9 @@ static int parse_body(const uint8_t *d, size_t len, const struct rt_ingest_param
     if (fmt == RT_FMT_AUTO)
         fmt = looks_like_text(d, len) ? RT_FMT_FOLDED : RT_FMT_PPROF;
     if (fmt == RT_FMT_PPROF)
-        return rt__ingest_pprof(d, len, want, lim, out, nout, shapes, err);
+        return rt__ingest_pprof(d, len, want,
+                                rt_producer_of_agent(params->spy, want)->names_lack_module, lim,
+                                out, nout, shapes, err);
     if (!want)
         return rt_error_set(err, RT_ETYPE,
                             "folded stacks need type=cpu or type=wall (the server never infers "

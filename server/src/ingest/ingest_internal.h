@@ -114,7 +114,7 @@ struct rt__pprof_mapping {
 
 struct rt__pprof_function {
     uint64_t id;
-    int64_t name, system_name;  /* string indices */
+    int64_t name, system_name, filename; /* string indices */
 };
 
 struct rt__pprof_location {
@@ -200,6 +200,12 @@ enum {
  * in.len bytes (no shape makes a name longer); ORs the shapes it saw into *shapes. */
 struct rt_str rt__frame_normalize(struct rt_str in, char *scratch, unsigned *shapes);
 
+/* "module.function" for a function named fn (no module of its own) in source file file: the
+ * module as a Python or Ruby path names it (as in py-spy's frames); a file of another
+ * language gives "file.fn" with the file's directories and extension dropped. Writes into
+ * scratch (fn.len + file.len + 1 bytes); returns fn itself when file is empty. */
+struct rt_str rt__frame_with_file(struct rt_str fn, struct rt_str file, char *scratch);
+
 /* True for a frame that a runtime injects above the code it interrupts, whose samples as a
  * leaf belong to that code (Go's runtime.asyncPreempt): builders drop it from a stack's leaf
  * when a frame lies beneath it. */
@@ -208,8 +214,9 @@ bool rt__frame_is_injected_leaf(struct rt_str name);
 /* ---- Builders ---- */
 
 /* Builds profiles from a pprof body (raw protobuf, already gunzipped), function names through
- * rt__frame_normalize; *shapes receives the frame shapes seen (RT__SHAPE_*). */
-int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want,
+ * rt__frame_normalize (with file_module, prefixed by the module of their Function.filename:
+ * rt__frame_with_file); *shapes receives the frame shapes seen (RT__SHAPE_*). */
+int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want, bool file_module,
                      const struct rt_ingest_limits *lim, struct rt_profile **out, size_t *nout,
                      unsigned *shapes, struct rt_error *err);
 

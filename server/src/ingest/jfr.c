@@ -1,9 +1,26 @@
 /* Builds cpu and wall profiles from a JFR recording (DESIGN §2, §3, §12): reads each chunk's
  * header, metadata and constant pools, counts sample events by stack trace, and adds each
  * stack trace once per chunk, root first, with frames named `package.Class.method`.
- * Which event is which type, and its sampling period, follow grafana/jfr-parser
- * (pprof/parser.go, commit 1d06ce37e983) and async-profiler (src/flightRecorder.cpp,
- * writeSettings and recordWallClockSample; src/wallClock.cpp): see docs in rt__ingest_jfr. */
+ *
+ * Which event is which type (by what was measured, DESIGN §12), after grafana/jfr-parser
+ * (pprof/parser.go, commit 1d06ce37e983), async-profiler (src/flightRecorder.cpp,
+ * src/wallClock.cpp) and the JDK 25 event descriptions (`jfr metadata`, JDK-8361175):
+ * - jdk.ExecutionSample: cpu. "Snapshot of a thread executing Java code"; async-profiler
+ *   writes it in its cpu, itimer and ctimer modes. With async-profiler's event "wall" (before
+ *   4.0, and 4.x's nobatch) it holds wall samples instead: wall. A sample of a thread in
+ *   STATE_SLEEPING is not cpu (jfr-parser drops it too) and one of a non-time event
+ *   (cycles, cache-misses, ...) is neither type: both count as skipped "other".
+ * - profiler.WallClockSample (async-profiler 4.0+): wall, worth its "samples" field (a batch
+ *   of samples of an idle thread), as jfr-parser values it. jfr-parser also counts its
+ *   STATE_RUNNABLE samples as cpu in wall mode; not here: a thread-state guess is not CPU time.
+ * - jdk.NativeMethodSample: skipped. It is a "snapshot of a thread in native code, executing
+ *   or waiting": mostly threads blocked in I/O or epoll, so not CPU time, and not a wall
+ *   profile either (threads blocked in Java code are in neither event). jfr-parser has no
+ *   parser for it and Pyroscope ingests nothing from it.
+ * - Allocation and lock events are skipped and counted; so is everything else (jdk.CPULoad,
+ *   settings, GC...), including JDK 25's experimental jdk.CPUTimeSample and dd-trace-java's
+ *   own datadog.ExecutionSample / datadog.MethodSample, which no test file holds yet.
+ * The sampling period is the recording's own (jfr_settings.c), else the uploader's. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

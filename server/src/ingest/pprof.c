@@ -99,6 +99,7 @@ struct build {
     char **repaired;            /* owned UTF-8 repairs of string table entries */
     size_t nrepaired, cap_repaired;
     unsigned shapes;            /* frame shapes seen in function names (RT__SHAPE_*) */
+    struct rt_str *fn_name;     /* each function's frame name (name_functions) */
     struct rt_error *err;
 };
 
@@ -110,6 +111,7 @@ static void build_cleanup(struct build *b)
     free(b->loc_frame_off);
     free(b->loc_nframes);
     free(b->slot_name);
+    free(b->fn_name);
     for (size_t i = 0; i < b->nrepaired; i++)
         free(b->repaired[i]);
     free(b->repaired);
@@ -150,47 +152,82 @@ static int repair_strings(struct build *b, const struct rt_ingest_limits *lim)
     return 0;
 }
 
-/* Brings every function name (and system_name) to `module.function` with no line number,
- * in the string table, each string once (rt__frame_normalize: @datadog/pprof writes
- * "./app.js:handle:12"). A name that changes shape is copied; the copies are no longer than
- * the strings, already bounded by max_decompressed. Shapes seen go to b->shapes. */
-static int normalize_function_names(struct build *b)
+/* Keeps an owned copy of r (written into a scratch buffer) among b's repaired strings.
+ * Returns the copy's view, or ptr NULL when out of memory. */
+static struct rt_str keep_copy(struct build *b, struct rt_str r)
+{
+    char *copy = malloc(r.len + 1);
+    if (!copy || rt_array_grow((void **)&b->repaired, &b->cap_repaired, b->nrepaired + 1,
+                               sizeof(*b->repaired))) {
+        free(copy);
+        return (struct rt_str){NULL, 0};
+    }
+    memcpy(copy, r.ptr, r.len);
+    copy[r.len] = '\0';
+    b->repaired[b->nrepaired++] = copy;
+    return (struct rt_str){copy, r.len};
+}
+
+/* Grows *scratch to n bytes. 0 or -1. */
+static int scratch_room(char **scratch, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return 0;
+    free(*scratch);
+    *cap = n * 2;
+    *scratch = malloc(*cap);
+    return *scratch ? 0 : -1;
+}
+
+/* Names every function `module.function` with no line number (DESIGN §3) into b->fn_name:
+ * its name (else system_name) through rt__frame_normalize, each string once (@datadog/pprof
+ * writes "./app.js:handle:12"); with file_module, prefixed by the module its Function.filename
+ * names (py-spy's names lack it: "hot_loop" of burn.py is burn.hot_loop). Names that change
+ * are copied; the copies count against max_decompressed. Shapes seen go to b->shapes. */
+static int name_functions(struct build *b, bool file_module, const struct rt_ingest_limits *lim)
 {
     struct rt__pprof *pp = &b->pp;
     uint8_t *done = calloc(pp->nstrings ? pp->nstrings : 1, 1);
+    b->fn_name = calloc(pp->nfunctions ? pp->nfunctions : 1, sizeof(*b->fn_name));
     char *scratch = NULL;
-    size_t cap = 0;
-    int rc = done ? 0 : oom(b);
-    for (size_t i = 0; i < pp->nfunctions * 2 && rc == 0; i++) {
-        int64_t idx = i % 2 ? pp->functions[i / 2].system_name : pp->functions[i / 2].name;
+    size_t cap = 0, budget = lim->max_decompressed;
+    int rc = done && b->fn_name ? 0 : oom(b);
+    for (size_t i = 0; i < pp->nfunctions && rc == 0; i++) {
+        const struct rt__pprof_function *fn = &pp->functions[i];
+        int64_t idx = pp->strings[fn->name].len ? fn->name : fn->system_name;
         struct rt_str s = pp->strings[idx];
-        if (done[idx] || s.len == 0)
-            continue;
-        done[idx] = 1;
-        if (s.len > cap) {
-            free(scratch);
-            cap = s.len * 2;
-            if (!(scratch = malloc(cap))) {
+        if (!done[idx] && s.len) {
+            done[idx] = 1;
+            if (scratch_room(&scratch, &cap, s.len)) {
                 rc = oom(b);
                 break;
             }
-        }
-        struct rt_str r = rt__frame_normalize(s, scratch, &b->shapes);
-        if (r.ptr != scratch) {
+            struct rt_str r = rt__frame_normalize(s, scratch, &b->shapes);
+            if (r.ptr == scratch && !(r = keep_copy(b, r)).ptr)
+                rc = oom(b);
             pp->strings[idx] = r;
+            s = r;
+        }
+        struct rt_str file = pp->strings[fn->filename];
+        if (rc || !file_module || !s.len || !file.len) {
+            b->fn_name[i] = s;
             continue;
         }
-        char *copy = malloc(r.len + 1);
-        if (!copy || rt_array_grow((void **)&b->repaired, &b->cap_repaired, b->nrepaired + 1,
-                                   sizeof(*b->repaired))) {
-            free(copy);
+        if (s.len + file.len + 1 > budget) {
+            rc = rt_error_set(b->err, RT_ETOOBIG,
+                              "function names with their modules exceed the limit of %zu bytes "
+                              "(max_decompressed)", lim->max_decompressed);
+            break;
+        }
+        budget -= s.len + file.len + 1;
+        if (scratch_room(&scratch, &cap, s.len + file.len + 1)) {
             rc = oom(b);
             break;
         }
-        memcpy(copy, r.ptr, r.len);
-        copy[r.len] = '\0';
-        b->repaired[b->nrepaired++] = copy;
-        pp->strings[idx] = (struct rt_str){copy, r.len};
+        struct rt_str r = rt__frame_with_file(s, file, scratch);
+        b->fn_name[i] = r.ptr == scratch ? keep_copy(b, r) : r;
+        if (!b->fn_name[i].ptr)
+            rc = oom(b);
     }
     free(scratch);
     free(done);
@@ -266,9 +303,7 @@ static int line_name(struct build *b, const struct rt__pprof_location *loc, uint
             return rt_error_set(b->err, RT_EMALFORMED,
                                 "location %llu refers to missing function id %llu",
                                 (unsigned long long)loc->id, (unsigned long long)fn_id);
-        *out = rt__pprof_str(&b->pp, b->pp.functions[f].name);
-        if (out->len == 0)
-            *out = rt__pprof_str(&b->pp, b->pp.functions[f].system_name);
+        *out = b->fn_name[f];
         if (out->len)
             return 0;
     }
@@ -428,7 +463,7 @@ static int new_out(struct build *b, struct out *o, const struct rt__pprof_pick *
     return 0;
 }
 
-int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want,
+int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want, bool file_module,
                      const struct rt_ingest_limits *lim, struct rt_profile **out, size_t *nout,
                      unsigned *shapes, struct rt_error *err)
 {
@@ -447,7 +482,7 @@ int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want,
                           (long long)b.pp.duration_nanos);
     rc = rc ? rc : repair_strings(&b, lim);
     rc = rc ? rc : rt__pprof_resolve(&b.pp, want, picks, &npicks, err);
-    rc = rc ? rc : normalize_function_names(&b);
+    rc = rc ? rc : name_functions(&b, file_module, lim);
     rc = rc ? rc : build_indexes(&b);
     rc = rc ? rc : name_frames(&b);
     if (rc == 0)

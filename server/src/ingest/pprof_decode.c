@@ -118,15 +118,17 @@ static int function(struct dec *d, struct rt__pb m, struct rt__pprof_function *f
     while (m.p < m.end) {
         if (rt__pb_key(&m, &f, &w))
             return bad(d, &m, "Function");
-        if (f >= 1 && f <= 3) {
+        if (f >= 1 && f <= 4) {
             if (scalar(d, &m, w, "Function", &v))
                 return RT_EMALFORMED;
             if (f == 1)
                 fn->id = v;
             else if (f == 2)
                 fn->name = (int64_t)v;
-            else
+            else if (f == 3)
                 fn->system_name = (int64_t)v;
+            else
+                fn->filename = (int64_t)v;
         } else if (rt__pb_skip(&m, w)) {
             return bad(d, &m, "Function");
         }
@@ -353,6 +355,10 @@ static int check_strings(struct dec *d, const struct rt__pprof *pp)
     for (size_t i = 0; i < pp->nfunctions && !rc; i++) {
         rc = check_str(d, pp, pp->functions[i].name, "Function.name");
         rc = rc ? rc : check_str(d, pp, pp->functions[i].system_name, "Function.system_name");
+        /* filename is read only where a producer's names lack their module (py-spy): an index
+         * out of range there is no file, as before it was read at all */
+        if (pp->functions[i].filename < 0 || (uint64_t)pp->functions[i].filename >= pp->nstrings)
+            pp->functions[i].filename = 0;
     }
     return rc;
 }

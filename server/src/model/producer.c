@@ -13,68 +13,104 @@
 #define SLACK_DIVISOR 50 /* plus 2 % of the duration */
 
 static const struct rt_producer unknown = {
-    "", NULL, NULL, 0, 0, RT_CLOCK_UNKNOWN, RT_WITNESS_ANY, NULL,
-    "an uploader RootTrace does not recognise", "its profile type is as it declared it",
+    .name = "", .clock = RT_CLOCK_UNKNOWN, .witness = RT_WITNESS_ANY,
+    .method = "an uploader RootTrace does not recognise",
+    .note = "its profile type is as it declared it",
 };
+
+#define WALL_NOTE "wall-clock samples: time waiting counts"
+#define SPY_NOTE                                                                               \
+    "stored as wall whatever it declares: wall-clock samples; oncpu drops threads by a "       \
+    "thread-state heuristic and gil_only drops threads without the GIL, neither is CPU time"
 
 /* Every producer RootTrace recognises (DESIGN §7, §12; docs/agents.md has the same table).
  * RootTrace's own SDKs are told apart by the runtime= they send, Pyroscope's agents by their
- * spyName. An agent's entry for any type (type 0) follows its type-specific ones. */
+ * spyName (or the otel.scope.name of their pushes). An agent's entry for any type (type 0)
+ * follows its type-specific ones. */
 static const struct rt_producer table[] = {
-    {"roottrace-node", "node", NULL, RT_PTYPE_CPU, 0, RT_CLOCK_WALL, RT_WITNESS_THREAD,
-     "main JS thread",
-     "V8's sampling profiler: ticks on wall-clock time and drops the event loop's idle "
-     "samples, so a main thread that waits for a core still reads as CPU",
-     "capacity takes the main thread's CPU from the kernel; the samples distribute it"},
-    {"roottrace-go", "go", NULL, RT_PTYPE_CPU, 0, RT_CLOCK_CPU, RT_WITNESS_PROCESS, "process",
-     "runtime/pprof: SIGPROF on the CPU time of each thread",
-     "on-CPU samples, compared with the kernel's CPU of the process"},
-    {"roottrace-php", "php", NULL, RT_PTYPE_CPU, 0, RT_CLOCK_CPU, RT_WITNESS_PROCESS, "process",
-     "ext-excimer EXCIMER_CPU: a timer on the thread's CPU time, inside requests",
-     "on-CPU samples, compared with the kernel's CPU of the processes"},
-    {"roottrace-php", "php", NULL, RT_PTYPE_WALL, 0, RT_CLOCK_WALL, RT_WITNESS_PROCESS, "process",
-     "ext-excimer EXCIMER_REAL: a wall-clock timer, inside requests",
-     "wall-clock samples: time waiting counts"},
-    {"roottrace-python", "python", NULL, RT_PTYPE_WALL, 0, RT_CLOCK_WALL, RT_WITNESS_PROCESS,
-     "process", "sys._current_frames() on a wall-clock interval, every application thread",
-     "wall-clock samples: time waiting counts"},
-    {"roottrace-java", "java", NULL, RT_PTYPE_WALL, 0, RT_CLOCK_WALL, RT_WITNESS_PROCESS,
-     "process", "Thread.getAllStackTraces() on a wall-clock interval, every application thread",
-     "wall-clock samples: time waiting counts"},
-    {"pyroscope-go", "go", "gospy", RT_PTYPE_CPU, 0, RT_CLOCK_CPU, RT_WITNESS_PROCESS, "process",
-     "runtime/pprof: SIGPROF on the CPU time of each thread", "on-CPU samples"},
-    {"grafana-alloy-ebpf", NULL, "ebpfspy", RT_PTYPE_CPU, 0, RT_CLOCK_CPU, RT_WITNESS_PROCESS,
-     "process", "an eBPF program on perf_event's CPU clock, every process of the host",
-     "on-CPU samples"},
-    {"pyroscope-java", "java", "javaspy", RT_PTYPE_CPU, 0, RT_CLOCK_CPU, RT_WITNESS_PROCESS,
-     "process", "async-profiler's itimer or cpu event: timers on CPU time",
-     "on-CPU samples of Java and native frames"},
-    {"pyroscope-java", "java", "javaspy", RT_PTYPE_WALL, 0, RT_CLOCK_WALL, RT_WITNESS_PROCESS,
-     "process", "async-profiler's wall event: every thread on a wall-clock interval",
-     "wall-clock samples: time waiting counts"},
-    {"pyroscope-python", "python", "pyspy", 0, RT_PTYPE_WALL, RT_CLOCK_WALL, RT_WITNESS_PROCESS,
-     "process", "py-spy: the interpreter's stacks read on a wall-clock interval",
-     "stored as wall whatever it declares: wall-clock samples; oncpu drops threads by a "
-     "thread-state heuristic and gil_only drops threads without the GIL, neither is CPU time"},
-    {"pyroscope-ruby", "ruby", "rbspy", 0, RT_PTYPE_WALL, RT_CLOCK_WALL, RT_WITNESS_PROCESS,
-     "process", "rbspy: the interpreter's stacks read on a wall-clock interval",
-     "stored as wall whatever it declares: wall-clock samples; oncpu drops threads by a "
-     "thread-state heuristic, not CPU time"},
-    {"py-spy", "python", RT_PRODUCER_SPY_PYSPY_FILE, 0, RT_PTYPE_WALL, RT_CLOCK_WALL,
-     RT_WITNESS_PROCESS, "process",
-     "py-spy record: the interpreter's stacks read on a wall-clock interval (its frames' "
-     "shape, func (file.py:LINE), names it)",
-     "stored as wall whatever it declares: py-spy drops idle threads by a thread-state "
-     "heuristic, which is not CPU time"},
-    {"rbspy", "ruby", RT_PRODUCER_SPY_RBSPY_FILE, 0, RT_PTYPE_WALL, RT_CLOCK_WALL,
-     RT_WITNESS_PROCESS, "process",
-     "rbspy record: the interpreter's stacks read on a wall-clock interval (its frames' "
-     "shape, func (file.rb:LINE), names it)",
-     "stored as wall whatever it declares: wall-clock samples, not CPU time"},
-    {"pyroscope-nodejs", "node", "nodespy", RT_PTYPE_WALL, 0, RT_CLOCK_WALL, RT_WITNESS_PROCESS,
-     "process", "@datadog/pprof's time profiler: V8's sampler on a wall-clock interval",
-     "wall-clock samples: time waiting counts"},
+    {.name = "roottrace-node", .runtime = "node", .type = RT_PTYPE_CPU, .clock = RT_CLOCK_WALL,
+     .witness = RT_WITNESS_THREAD, .scope = "main JS thread",
+     .method = "V8's sampling profiler: ticks on wall-clock time and drops the event loop's "
+               "idle samples, so a main thread that waits for a core still reads as CPU",
+     .note = "capacity takes the main thread's CPU from the kernel; the samples distribute it"},
+    {.name = "roottrace-go", .runtime = "go", .type = RT_PTYPE_CPU, .clock = RT_CLOCK_CPU,
+     .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .method = "runtime/pprof: SIGPROF on the CPU time of each thread",
+     .note = "on-CPU samples, compared with the kernel's CPU of the process"},
+    {.name = "roottrace-php", .runtime = "php", .type = RT_PTYPE_CPU, .clock = RT_CLOCK_CPU,
+     .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .method = "ext-excimer EXCIMER_CPU: a timer on the thread's CPU time, inside requests",
+     .note = "on-CPU samples, compared with the kernel's CPU of the processes"},
+    {.name = "roottrace-php", .runtime = "php", .type = RT_PTYPE_WALL, .clock = RT_CLOCK_WALL,
+     .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .method = "ext-excimer EXCIMER_REAL: a wall-clock timer, inside requests",
+     .note = WALL_NOTE},
+    {.name = "roottrace-python", .runtime = "python", .type = RT_PTYPE_WALL,
+     .clock = RT_CLOCK_WALL, .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .method = "sys._current_frames() on a wall-clock interval, every application thread",
+     .note = WALL_NOTE},
+    {.name = "roottrace-java", .runtime = "java", .type = RT_PTYPE_WALL, .clock = RT_CLOCK_WALL,
+     .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .method = "Thread.getAllStackTraces() on a wall-clock interval, every application thread",
+     .note = WALL_NOTE},
+    {.name = "pyroscope-go", .runtime = "go", .spy = "gospy", .type = RT_PTYPE_CPU,
+     .clock = RT_CLOCK_CPU, .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .otel_scope = "com.grafana.pyroscope/go",
+     .method = "runtime/pprof: SIGPROF on the CPU time of each thread",
+     .note = "on-CPU samples"},
+    {.name = "grafana-alloy-ebpf", .spy = "ebpfspy", .type = RT_PTYPE_CPU, .clock = RT_CLOCK_CPU,
+     .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .method = "an eBPF program on perf_event's CPU clock, every process of the host",
+     .note = "on-CPU samples"},
+    {.name = "pyroscope-java", .runtime = "java", .spy = "javaspy", .type = RT_PTYPE_CPU,
+     .clock = RT_CLOCK_CPU, .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .otel_scope = "com.grafana.pyroscope/java",
+     .method = "async-profiler's itimer or cpu event: timers on CPU time",
+     .note = "on-CPU samples of Java and native frames"},
+    {.name = "pyroscope-java", .runtime = "java", .spy = "javaspy", .type = RT_PTYPE_WALL,
+     .clock = RT_CLOCK_WALL, .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .otel_scope = "com.grafana.pyroscope/java",
+     .method = "async-profiler's wall event: every thread on a wall-clock interval",
+     .note = WALL_NOTE},
+    {.name = "pyroscope-python", .runtime = "python", .spy = "pyspy", .stores_as = RT_PTYPE_WALL,
+     .clock = RT_CLOCK_WALL, .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .otel_scope = "com.grafana.pyroscope/python", .names_lack_module = true,
+     .method = "py-spy (in pyroscope-rs): the interpreter's stacks read on a wall-clock "
+               "interval",
+     .note = SPY_NOTE},
+    {.name = "pyroscope-ruby", .runtime = "ruby", .spy = "rbspy", .stores_as = RT_PTYPE_WALL,
+     .clock = RT_CLOCK_WALL, .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .otel_scope = "com.grafana.pyroscope/ruby", .names_lack_module = true,
+     .method = "rbspy (in pyroscope-rs): the interpreter's stacks read on a wall-clock interval",
+     .note = "stored as wall whatever it declares: wall-clock samples; oncpu drops threads by "
+             "a thread-state heuristic, not CPU time"},
+    {.name = "py-spy", .runtime = "python", .spy = RT_PRODUCER_SPY_PYSPY_FILE,
+     .stores_as = RT_PTYPE_WALL, .clock = RT_CLOCK_WALL, .witness = RT_WITNESS_PROCESS,
+     .scope = "process",
+     .method = "py-spy record: the interpreter's stacks read on a wall-clock interval (its "
+               "frames' shape, func (file.py:LINE), names it)",
+     .note = "stored as wall whatever it declares: py-spy drops idle threads by a "
+             "thread-state heuristic, which is not CPU time"},
+    {.name = "rbspy", .runtime = "ruby", .spy = RT_PRODUCER_SPY_RBSPY_FILE,
+     .stores_as = RT_PTYPE_WALL, .clock = RT_CLOCK_WALL, .witness = RT_WITNESS_PROCESS,
+     .scope = "process",
+     .method = "rbspy record: the interpreter's stacks read on a wall-clock interval (its "
+               "frames' shape, func (file.rb:LINE), names it)",
+     .note = "stored as wall whatever it declares: wall-clock samples, not CPU time"},
+    {.name = "pyroscope-nodejs", .runtime = "node", .spy = "nodespy", .type = RT_PTYPE_WALL,
+     .clock = RT_CLOCK_WALL, .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .otel_scope = "com.grafana.pyroscope/nodejs",
+     .method = "@datadog/pprof's time profiler: V8's sampler on a wall-clock interval",
+     .note = WALL_NOTE},
+    {.name = "pyroscope-nodejs", .runtime = "node", .spy = "nodespy", .type = RT_PTYPE_CPU,
+     .clock = RT_CLOCK_CPU, .witness = RT_WITNESS_PROCESS, .scope = "process",
+     .otel_scope = "com.grafana.pyroscope/nodejs",
+     .method = "@datadog/pprof's CPU time: the thread's CPU clock read at each wall-clock "
+               "sample, charged to the stack it took",
+     .note = "CPU time of the JS thread between two samples, charged to the later sample's "
+             "stack; other threads' CPU in one (Non JS threads activity) frame"},
 };
+
 #define NTABLE (sizeof(table) / sizeof(table[0]))
 
 const struct rt_producer *rt_producer_of_upload(const char *runtime, enum rt_ptype t)
@@ -104,11 +140,25 @@ const char *rt_producer_agent(const struct rt_producer *p)
     return p->name[0] ? p->name : "unknown";
 }
 
-const struct rt_producer *rt_producer_by_name(const char *name)
+const struct rt_producer *rt_producer_by_name(const char *name, enum rt_ptype t)
 {
-    for (size_t i = 0; name && *name && i < NTABLE; i++)
-        if (strcmp(table[i].name, name) == 0)
+    const struct rt_producer *first = &unknown;
+    for (size_t i = 0; name && *name && i < NTABLE; i++) {
+        if (strcmp(table[i].name, name) != 0)
+            continue;
+        if (table[i].type == t)
             return &table[i];
+        if (first == &unknown)
+            first = &table[i];
+    }
+    return first;
+}
+
+const struct rt_producer *rt_producer_of_otel_scope(const char *scope, enum rt_ptype t)
+{
+    for (size_t i = 0; scope && i < NTABLE; i++)
+        if (table[i].otel_scope && strcmp(table[i].otel_scope, scope) == 0)
+            return rt_producer_of_agent(table[i].spy, t);
     return &unknown;
 }
 

@@ -270,7 +270,7 @@ static int add_prof(struct rt__query_ctx *c, int k, const struct rt_profile_meta
         rc = rt_array_grow((void **)&w->profs, &w->cap_profs, w->nprofs + 1, sizeof(*w->profs));
     if (rc)
         return rc;
-    const struct rt_producer *prod = rt_producer_by_name(m->producer);
+    const struct rt_producer *prod = rt_producer_by_name(m->producer, c->type);
     int64_t os = rt_producer_os_cpu_ns(prod, m->thread_cpu_ns, m->process_cpu_ns);
     add_meta(w, m, weight, n_i, v_i, prod, os);
     count_producer(c, prod, m->declared_type);

@@ -31,11 +31,11 @@ static void test_lookup(void)
     CHECK(rt_producer_of_upload(NULL, RT_PTYPE_CPU) == u);
     CHECK(rt_producer_of_upload("node", RT_PTYPE_WALL) == u); /* Node sends cpu only */
     /* by the name stored with a profile */
-    CHECK(rt_producer_by_name("roottrace-node") == node);
-    CHECK(rt_producer_by_name("roottrace-go") == go);
-    CHECK(rt_producer_by_name("") == u);
-    CHECK(rt_producer_by_name(NULL) == u);
-    CHECK(rt_producer_by_name("pyroscope-who-knows") == u);
+    CHECK(rt_producer_by_name("roottrace-node", RT_PTYPE_CPU) == node);
+    CHECK(rt_producer_by_name("roottrace-go", RT_PTYPE_CPU) == go);
+    CHECK(rt_producer_by_name("", RT_PTYPE_CPU) == u);
+    CHECK(rt_producer_by_name(NULL, RT_PTYPE_CPU) == u);
+    CHECK(rt_producer_by_name("pyroscope-who-knows", RT_PTYPE_CPU) == u);
 }
 
 static void test_os_figure(void)
