@@ -105,6 +105,13 @@ integration: $(BUILD)/roottrace
 accuracy: $(BUILD)/roottrace
 	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -s -rs -p no:cacheprovider tests/accuracy
 
+# Pyroscope's real agents against the server (tests/agents, DESIGN §12): scripts/install-agents.sh
+# installs them (one it cannot install is a skip naming it), then each runs 30 s against a fresh
+# `roottrace serve` through a recording proxy, all at once (scripts/test-agents.sh).
+.PHONY: test-agents
+test-agents: $(BUILD)/roottrace
+	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) scripts/test-agents.sh
+
 # The conformance suite against ClickHouse (docs/internals/clickhouse.md): the store's unit tests
 # and the integration tests on Debian's clickhouse-server 18.16 and on ClickHouse 26.9 (chDB),
 # then on a replicated cluster of two 18.16 replicas (scripts/test-clickhouse.sh), with the

@@ -31,6 +31,8 @@ trap 'rm -rf "$out"' EXIT
 status=0
 "$BUILD/bench/bench_ingest" --mb "$MB" | tee "$out/ingest.txt" || status=1
 echo
+"$BUILD/bench/bench_routes" | tee "$out/routes.txt" || status=1
+echo
 "$BUILD/bench/bench_diff" | tee "$out/diff.txt" || status=1
 
 echo

@@ -63,8 +63,7 @@ static void print_header(json_t *j)
         printf("Producer: %s, %lld profile(s): %s", str(p, "agent"),
                (long long)json_integer_value(json_object_get(p, "profiles")), str(p, "method"));
         if (json_is_string(json_object_get(p, "declared_type")))
-            printf(" (declared %s, stored as %s: %s)", str(p, "declared_type"), str(j, "type"),
-                   str(p, "note"));
+            printf(" (declared %s: %s)", str(p, "declared_type"), str(p, "note"));
         printf("\n");
     }
 }

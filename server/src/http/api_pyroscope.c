@@ -402,7 +402,7 @@ static void push_store(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     struct push_series *sr = calloc(push->nseries ? push->nseries : 1, sizeof(*sr));
     struct rt_profile **ps = calloc(2 * push->nsamples + 1, sizeof(*ps));
     struct rt_store_put_result *res = calloc(2 * push->nsamples + 1, sizeof(*res));
-    size_t n = 0, refused = 0;
+    size_t n = 0;
     int first_refusal = 0;
     int rc = sr && ps && res ? 0 : -1;
     if (rc)
@@ -415,7 +415,6 @@ static void push_store(struct rt_api_ctx *ctx, const struct rt_api_req *req,
             first_refusal = (int)i + 1;
         for (size_t k = 0; !rc && !sr[i].refused && k < push->series[i].nsamples; k++)
             rc = push_sample(ctx, resp, &sr[i], &push->series[i].samples[k], ps, &n);
-        refused += !rc && sr[i].refused;
     }
     if (!rc && n == 0 && first_refusal) {
         struct push_series *f = &sr[first_refusal - 1];

@@ -205,6 +205,10 @@ static size_t before_count(const char *s, size_t ws)
     return b > 0 ? b : ws;
 }
 
+/* The frame of samples whose stack is empty (pprof's sample without locations, py-spy's line
+ * without frames). */
+#define RT_UNKNOWN_STACK "[unknown]"
+
 /* Parses one line (without its '\n'). */
 static int parse_line(struct folded *f, size_t lineno, const char *s, size_t n)
 {
@@ -212,6 +216,7 @@ static int parse_line(struct folded *f, size_t lineno, const char *s, size_t n)
         n--;
     while (n && is_space(s[n - 1]))
         n--;
+    bool indented = n && is_space(*s);
     while (n && is_space(*s))
         s++, n--;
     if (n == 0 || s[0] == '#')
@@ -224,6 +229,11 @@ static int parse_line(struct folded *f, size_t lineno, const char *s, size_t n)
     while (ws > 0 && !is_space(s[ws - 1]))
         ws--;
     double count;
+    /* " 22": a count with an empty stack, as py-spy writes a sample without Python frames:
+     * its samples count, under the unknown frame as in a pprof sample without locations */
+    if (ws == 0 && indented && !f->lines && parse_count(s, n, &count))
+        return count == 0 ? 0 : add_line(f, lineno, RT_UNKNOWN_STACK, strlen(RT_UNKNOWN_STACK),
+                                         count);
     if (ws > 0 && s[ws] == '-' && parse_count(s + ws + 1, n - ws - 1, &count))
         return rt_error_set(f->err, RT_EMALFORMED,
                             "line %zu has a negative count (counts are samples or nanoseconds, "

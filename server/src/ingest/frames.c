@@ -54,8 +54,9 @@ enum lang { LANG_NONE, LANG_PYTHON, LANG_RUBY, LANG_JS };
 
 static enum lang lang_of(struct rt_str path)
 {
+    /* "<frozen site>", and code without a file: "<string>", "<stdin>" */
     if (has_suffix(path, ".py") || has_suffix(path, ".pyc") || has_suffix(path, ".pyw") ||
-        (has_prefix(path, "<frozen ") && has_suffix(path, ">")))
+        (has_prefix(path, "<") && has_suffix(path, ">") && path.len > 2))
         return LANG_PYTHON;
     if (has_suffix(path, ".rb"))
         return LANG_RUBY;

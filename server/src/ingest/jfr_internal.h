@@ -61,10 +61,16 @@ static inline uint8_t rt__jfr_u8(struct rt__jfr_in *r)
     return 0;
 }
 
+/* Bytes left in r (0 when a caller moved end below p). */
+static inline size_t rt__jfr_left(const struct rt__jfr_in *r)
+{
+    return r->p < r->end ? (size_t)(r->end - r->p) : 0;
+}
+
 /* Big-endian unsigned integer of n (1..8) bytes. */
 static inline uint64_t rt__jfr_be(struct rt__jfr_in *r, unsigned n)
 {
-    if ((size_t)(r->end - r->p) < n) {
+    if (rt__jfr_left(r) < n) {
         rt__jfr_fail(r, RT_EMALFORMED, "truncated");
         return 0;
     }
@@ -121,8 +127,8 @@ static inline uint32_t rt__jfr_int(struct rt__jfr_in *r)
 /* Skips a compressed integer without decoding it (at most 9 bytes, the 9th whole). */
 static inline void rt__jfr_skip_var(struct rt__jfr_in *r)
 {
-    const uint8_t *p = r->p, *end = r->end;
-    if ((size_t)(end - p) >= 9) {
+    const uint8_t *p = r->p;
+    if (rt__jfr_left(r) >= 9) {
         for (int i = 0; i < 8; i++)
             if (!(*p++ & 0x80)) {
                 r->p = p;
@@ -137,16 +143,10 @@ static inline void rt__jfr_skip_var(struct rt__jfr_in *r)
 /* Skips n bytes. */
 static inline void rt__jfr_skip(struct rt__jfr_in *r, uint64_t n)
 {
-    if ((uint64_t)(r->end - r->p) < n)
+    if (rt__jfr_left(r) < n)
         rt__jfr_fail(r, RT_EMALFORMED, "truncated");
     else
         r->p += n;
-}
-
-/* Bytes left in r. */
-static inline size_t rt__jfr_left(const struct rt__jfr_in *r)
-{
-    return (size_t)(r->end - r->p);
 }
 
 /* ---- Memory for converted strings (Latin-1 and UTF-16 as UTF-8) ---- */

@@ -578,7 +578,9 @@ int rt__jfr_meta_read(struct rt__jfr_meta *m, struct rt__jfr_in *r,
 {
     size_t off = rt__jfr_off(r);
     uint32_t size = rt__jfr_int(r);
-    if (!r->rc && (size == 0 || size > (size_t)(r->end - (r->base + off))))
+    if (r->rc)
+        return rt__jfr_in_error(r, "metadata", err);
+    if (size == 0 || size > (size_t)(r->end - (r->base + off)))
         return rt__jfr_malformed(err, off, "metadata event size %u past the chunk's end", size);
     r->end = r->base + off + size;
     uint64_t type = rt__jfr_long(r);

@@ -467,7 +467,9 @@ int rt__jfr_pools_read(struct rt__jfr_pools *ps, const struct rt__jfr_meta *m,
         struct rt__jfr_in r = *chunk;
         r.p += pos;
         uint32_t size = rt__jfr_int(&r);
-        if (!r.rc && (size == 0 || size > csize - pos))
+        if (r.rc)
+            return rt__jfr_in_error(&r, "checkpoint", err);
+        if (size == 0 || size > csize - pos)
             return rt__jfr_malformed(err, rt__jfr_off(chunk) + pos, "checkpoint event size %u "
                                      "past its chunk's end", size);
         seen += size;

@@ -151,8 +151,9 @@ int rt_ingest_multipart(const char *content_type, const void *body, size_t len,
         int rc = part_headers(at, (size_t)(hend - at), part, n + 1, err);
         if (rc)
             return rc;
-        part->data = (const uint8_t *)hend + 4;
-        part->len = (size_t)(next - (hend + 4));
+        /* an empty part may end its headers with the delimiter's own CRLF */
+        part->data = (const uint8_t *)(hend + 4 <= next ? hend + 4 : next);
+        part->len = (size_t)(next - (const char *)part->data);
         n++;
         at = next + dlen;
     }

@@ -225,14 +225,14 @@ int rt_ingest_push_decode(const void *body, size_t len, bool json,
         return rt_error_set(err, RT_ETOOBIG,
                             "body of %zu bytes exceeds the limit of %zu bytes (max_compressed)",
                             len, lim->max_compressed);
+    int rc = 0;
     if (rt_ingest_is_gzip(d, len)) {
-        int rc = rt_ingest_gunzip(d, len, &out->inflated, err);
-        if (rc)
-            return rc;
+        rc = rt_ingest_gunzip(d, len, &out->inflated, err);
         d = out->inflated.data ? (const uint8_t *)out->inflated.data : (const uint8_t *)"";
         len = out->inflated.len;
     }
-    int rc = json ? decode_json(d, len, out, err)
+    if (rc == 0)
+        rc = json ? decode_json(d, len, out, err)
                   : decode_proto(d, len, lim->max_decompressed, out, err);
     if (rc)
         rt_ingest_push_free(out);

@@ -215,6 +215,27 @@ static void test_normalize(void)
     }
 }
 
+/* py-spy writes a sample without Python frames as a line of only a count (" 22"); it was
+ * refused as "line 1 has no count". It counts, under the unknown frame. A line "22" without
+ * the leading blank is still a frame without a count. */
+static void test_empty_stack_line(void)
+{
+    struct rt_ingest_params q;
+    struct rt_profile *p;
+    struct rt_error e;
+    params_cpu(&q);
+    CHECK_INT(parse_str(" 22\n<module> (burn2.py:28);main (burn2.py:24) 5\n 0\n", &q, &p, &e), 0);
+    if (p) {
+        CHECK_INT(p->nstacks, 2);
+        CHECK_INT(stack_value(p, "[unknown]"), 220000000);
+        CHECK_INT(stack_value(p, "burn2.<module>;burn2.main"), 50000000);
+        CHECK_NEAR(p->samples, 27, 0);
+        rt_profile_free(p);
+    }
+    CHECK_INT(parse_str("22\n", &q, &p, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "no count") != NULL);
+}
+
 static void test_frames_normalized_in_profile(void)
 {
     struct rt_ingest_params q;
@@ -561,6 +582,7 @@ int main(void)
     RUN(test_utf8_and_zero);
     RUN(test_normalize);
     RUN(test_frames_normalized_in_profile);
+    RUN(test_empty_stack_line);
     RUN(test_fractional_and_spaces);
     RUN(test_units);
     RUN(test_bad_lines);

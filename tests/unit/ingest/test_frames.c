@@ -45,6 +45,8 @@ static void test_pyspy(void)
          "shop.__init__", RT__SHAPE_PYSPY},
         {"checkout (/srv/app/shop/cart.py:40)", "cart.checkout", RT__SHAPE_PYSPY},
         {"total (shop/cart.py)", "shop.cart.total", RT__SHAPE_PYSPY}, /* --nolineno */
+        {"<module> (<string>:1)", "<string>.<module>", RT__SHAPE_PYSPY},
+        {"<module> (<frozen site>:1)", "site.<module>", RT__SHAPE_PYSPY},
         {"Cart.total (./shop/cart.py:7)", "shop.cart.Cart.total", RT__SHAPE_PYSPY},
         /* rbspy's Ruby files, and a path of no script language keeps its file without line */
         {"block in work (app/worker.rb:12)", "app.worker.block in work", RT__SHAPE_RBSPY},

@@ -443,9 +443,9 @@ static void test_built_deep(void)
 
 /* Refusals: truncation at every byte, bad magic, a chunk past the end, a huge constant pool
  * count, limits, an old version. Each is an error, none reads out of bounds (SAN=1). */
-static void test_built_refusals(void)
+static void truncations(bool uncompressed)
 {
-    struct opts o = {.exec1 = 2, .exec2 = 1, .alloc = 1, .period = "10 ms"};
+    struct opts o = {.uncompressed = uncompressed, .exec1 = 2, .exec2 = 1, .period = "10 ms"};
     size_t n;
     uint8_t *b = built(&o, &n);
     struct run r;
@@ -467,6 +467,17 @@ static void test_built_refusals(void)
         }
         free(c);
     }
+    free(b);
+}
+
+static void test_built_refusals(void)
+{
+    truncations(false);
+    truncations(true); /* big-endian integers: a cut size field once read past the end */
+    struct opts o = {.exec1 = 2, .exec2 = 1, .alloc = 1, .period = "10 ms"};
+    size_t n;
+    uint8_t *b = built(&o, &n);
+    struct run r;
     b[3] = 1;
     run_bytes(&r, b, n, 0, 0, NULL);
     CHECK_INT(r.rc, RT_EMALFORMED);

@@ -46,6 +46,12 @@ static void test_parts(void)
     CHECK_INT(rt_ingest_multipart("Multipart/Form-Data; boundary=\"a b\"", quoted,
                                   sizeof(quoted) - 1, parts, 4, &n, &e), 0);
     CHECK(n == 1 && parts[0].name.len == 3 && parts[0].len == 3);
+    /* an empty part whose headers end with the delimiter's own CRLF (a fuzz find: its length
+     * came out negative) is empty */
+    const char empty[] = "--b\r\nContent-Disposition: form-data; name=e\r\n\r\n--b--";
+    CHECK_INT(rt_ingest_multipart("multipart/form-data; boundary=b", empty, sizeof(empty) - 1,
+                                  parts, 4, &n, &e), 0);
+    CHECK(n == 1 && parts[0].len == 0 && parts[0].data == (const uint8_t *)empty + 45);
     CHECK(rt_ingest_is_multipart("multipart/form-data;boundary=x"));
     CHECK(!rt_ingest_is_multipart("multipart/form-datax"));
     CHECK(!rt_ingest_is_multipart(NULL));

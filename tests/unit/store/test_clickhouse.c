@@ -359,9 +359,10 @@ static void test_window_sums(void)
     fixture_rmdir(dir);
 }
 
-/* Schema v1 -> v3 (v2: producer, cpu_scale; v3: content_hash): a database whose profiles
- * table lacks the three columns, holding a row written before them, migrates at open; the
- * old row reads as an unknown producer with a factor of 1, and a new upload stores its own.
+/* Schema v1 -> v4 (v2: producer, cpu_scale; v3: content_hash; v4: declared_type): a database
+ * whose profiles table lacks the four columns, holding a row written before them, migrates at
+ * open; the old row reads as an unknown producer with a factor of 1 and no declared type, and
+ * a new upload stores its own.
  * Opening again migrates nothing (the columns are looked for before each ALTER: 18.16 has no
  * IF NOT EXISTS). */
 static void test_migration_v1(void)
@@ -376,6 +377,7 @@ static void test_migration_v1(void)
     CHECK_INT(fixture_ch_int(dir, "ALTER TABLE profiles DROP COLUMN producer"), 0);
     CHECK_INT(fixture_ch_int(dir, "ALTER TABLE profiles DROP COLUMN cpu_scale"), 0);
     CHECK_INT(fixture_ch_int(dir, "ALTER TABLE profiles DROP COLUMN content_hash"), 0);
+    CHECK_INT(fixture_ch_int(dir, "ALTER TABLE profiles DROP COLUMN declared_type"), 0);
     CHECK_INT(fixture_ch_int(dir, "TRUNCATE TABLE schema_version"), 0);
     CHECK_INT(fixture_ch_int(dir, "INSERT INTO schema_version VALUES (1, 0)"), 0);
     char sql[512];
@@ -386,24 +388,27 @@ static void test_migration_v1(void)
              (long long)T0, (long long)(10 * S), (long long)(T0 + 10 * S));
     CHECK_INT(fixture_ch_int(dir, sql), 0);
     struct rt_store *s = open_dir(dir);
-    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 3);
+    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 4);
     struct got g;
     CHECK_INT(scan(s, "old", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL, &g), 1);
     CHECK_STR(g.p[0].producer, "");
     CHECK_NEAR(g.p[0].cpu_scale, 1, 0);
+    CHECK_INT(g.p[0].declared_type, 0);
     CHECK_INT(g.p[0].thread_cpu_ns, 9);
     struct rt_profile *p = fixture_profile(RT_PTYPE_CPU, "old", "a", NULL, NULL, T0 + 10 * S, S);
     fixture_add(p, "main;work", 1, 10);
     p->producer = rt_producer_of_upload("node", RT_PTYPE_CPU);
     p->cpu_scale = 0.5;
+    p->declared_type = RT_PTYPE_WALL;
     CHECK_INT(fixture_put(s, p, NULL), 0);
     rt_profile_free(p);
     rt_store_free(s);
     s = open_dir(dir);
-    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM schema_version"), 3);
+    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM schema_version"), 4);
     CHECK_INT(scan(s, "old", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL, &g), 2);
     CHECK_STR(g.p[1].producer, "roottrace-node");
     CHECK_NEAR(g.p[1].cpu_scale, 0.5, 0);
+    CHECK_INT(g.p[1].declared_type, RT_PTYPE_WALL);
     rt_store_free(s);
     fixture_rmdir(dir);
 }
@@ -457,7 +462,7 @@ static void test_foreign_tables_refused(void)
     struct rt_store *s = rt_store_open(uri, &err);
     CHECK(s != NULL);
     rt_store_free(s);
-    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 3);
+    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 4);
     /* a table of another program's */
     CHECK_INT(fixture_ch_int(dir, "DROP TABLE schema_version"), 0);
     CHECK_INT(fixture_ch_int(dir, "CREATE TABLE orders (id UInt64) ENGINE = MergeTree ORDER BY id"),

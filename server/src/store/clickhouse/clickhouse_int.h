@@ -15,7 +15,7 @@
 #include "store/store_int.h"
 
 /* Schema version this roottrace writes (the schema_version table). */
-#define RT__CH_SCHEMA_VERSION 3
+#define RT__CH_SCHEMA_VERSION 4
 
 /* Bounds on a statement, ms: connecting (a lost server answers 503 within seconds, not
  * minutes), the whole statement, and the health check's SELECT 1 (/healthz). */
