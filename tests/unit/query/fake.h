@@ -130,7 +130,7 @@ static inline int fake_add(struct rt__query_ctx *c, struct fake *f, int k, const
         m.value_ns += rows[i].value_ns;
     }
     /* as ingest settles it (rt/producer.h) */
-    const struct rt_producer *prod = rt_producer_by_name(fm->producer);
+    const struct rt_producer *prod = rt_producer_by_name(fm->producer, c->type);
     m.producer = prod->name;
     m.cpu_scale = rt_producer_cpu_scale(
         prod, rt_producer_os_cpu_ns(prod, m.thread_cpu_ns, m.process_cpu_ns), m.value_ns);

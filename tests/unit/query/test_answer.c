@@ -3,6 +3,7 @@
  * W = [T0, T0 + 600 s); every sample is 10 ms. */
 #include <math.h>
 
+#include "rt/producer.h"
 #include "rt/query.h"
 #include "store_util.h"
 #include "test.h"
@@ -186,8 +187,20 @@ static void test_wall(void)
     CHECK_INT(tstore_open(&t), 0);
     profiles(t.s, "i1", T0, 10, 60, 60, 6);
     double samples[] = {6000};
-    CHECK_INT(tput(t.s, tprof(RT_PTYPE_WALL, "i1", "w", T0, 600 * S, WORK + 1, samples, 1)), 0);
+    /* pyroscope-io's profile: declared cpu, stored as wall (DESIGN §12), named in the answer */
+    struct rt_profile *w = tprof(RT_PTYPE_WALL, "i1", "w", T0, 600 * S, WORK + 1, samples, 1);
+    w->producer = rt_producer_of_agent("pyspy", RT_PTYPE_CPU);
+    w->declared_type = RT_PTYPE_CPU;
+    CHECK_INT(tput(t.s, w), 0);
     json_t *out = query(t.s, RT_PTYPE_WALL, T0, T0 + 600 * S);
+    json_t *prods = json_object_get(out, "producers");
+    CHECK_INT(json_array_size(prods), 1);
+    json_t *pr = json_array_get(prods, 0);
+    CHECK_STR(json_string_value(json_object_get(pr, "agent")), "pyroscope-python");
+    CHECK_STR(json_string_value(json_object_get(pr, "declared_type")), "cpu");
+    CHECK_INT(json_integer_value(json_object_get(pr, "profiles")), 1);
+    CHECK(strstr(json_string_value(json_object_get(pr, "note")), "not CPU time") ||
+          strstr(json_string_value(json_object_get(pr, "note")), "neither is CPU time"));
     CHECK_INT(json_integer_value(json_object_get(out, "profiles")), 1);
     CHECK_INT(json_integer_value(json_object_get(out, "value_ns")), 60 * S);
     CHECK(json_is_null(json_object_get(out, "capacity")));
@@ -200,6 +213,11 @@ static void test_wall(void)
     json_decref(out);
     out = query(t.s, RT_PTYPE_CPU, T0, T0 + 600 * S);
     CHECK_INT(json_integer_value(json_object_get(out, "value_ns")), 60 * S);
+    /* the cpu profiles of profiles() name no producer: one entry, "unknown", not relabelled */
+    prods = json_object_get(out, "producers");
+    CHECK_INT(json_array_size(prods), 1);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(prods, 0), "agent")), "unknown");
+    CHECK(json_is_null(json_object_get(json_array_get(prods, 0), "declared_type")));
     json_decref(out);
     tstore_close(&t);
 }
