@@ -27,6 +27,8 @@ ROUTES = {
     ("get", "/api/v1/audit"), ("get", "/healthz"), ("get", "/metrics"),
     ("post", "/api/v1/session"), ("get", "/api/v1/session"), ("delete", "/api/v1/session"),
     ("get", "/"), ("post", "/ingest"), ("post", "/push.v1.PusherService/Push"),
+    ("patch", "/api/v1/issues/{id}"), ("post", "/api/v1/alerts/alertmanager"),
+    ("post", "/api/v1/alerts/grafana"),
 }
 # Pyroscope's routes (DESIGN §12): outside /api/v1/, with Bearer or Basic.
 PYROSCOPE = {"/ingest", "/push.v1.PusherService/Push"}
@@ -46,6 +48,8 @@ SCOPES = {
     ("post", "/api/v1/keys"): "admin", ("delete", "/api/v1/keys/{id}"): "admin",
     ("get", "/api/v1/audit"): "read",
     ("post", "/ingest"): "ingest", ("post", "/push.v1.PusherService/Push"): "ingest",
+    ("patch", "/api/v1/issues/{id}"): "admin", ("post", "/api/v1/alerts/alertmanager"): "ingest",
+    ("post", "/api/v1/alerts/grafana"): "ingest",
 }
 # Path arguments that reach each templated route's handler.
 PATH_ARGS = {"id": 1, "name": "nobody"}
@@ -55,7 +59,10 @@ NOT_PROVOKED = {("post", "/api/v1/profiles", "507"),  # needs a nearly full disk
                 ("post", "/api/v1/profiles", "503"),
                 # needs the store down: tests/cluster kills a ClickHouse replica and checks
                 # this answer against the document
-                ("get", "/healthz", "503")}
+                ("get", "/healthz", "503"),
+                # needs 10,000 notifications queued behind the store at once: the bound is
+                # tests/unit/control/test_control.c (test_alert_queue_bound)
+                ("post", "/api/v1/alerts/alertmanager", "503")}
 
 # ---- the document as JSON Schema ----
 

@@ -281,6 +281,84 @@ def test_pyroscope_push_answers(api):
     err(422, "unsupported_type", ["memory"], pb.push_request([(mem, [(prof, None)])]))
 
 
+# ---- issues from alerts (DESIGN §13; the real Alertmanager: tests/alerts) ----
+
+def am_alert(service, fp, starts, status="firing", ends="0001-01-01T00:00:00Z", **ann):
+    return {"status": status, "labels": {"alertname": "HighLatency", "service": service},
+            "annotations": ann, "startsAt": starts, "endsAt": ends, "fingerprint": fp,
+            "generatorURL": "http://prometheus:9090/graph?g0.expr=up"}
+
+
+def wait_issue(api, service, pred, deadline_s=10):
+    """The issue of service once pred(issue) holds (the webhook's work is queued)."""
+    end = time.time() + deadline_s
+    while True:
+        got = [i for i in api.call("get", "/api/v1/issues", 200,
+                                   params={"service": service}).json() if pred(i)]
+        if got or time.time() > end:
+            return got
+        time.sleep(0.05)
+
+
+def test_alert_webhook_answers(api):
+    """Every documented answer of both webhooks and of PATCH /api/v1/issues/{id}."""
+    AM, GF = "/api/v1/alerts/alertmanager", "/api/v1/alerts/grafana"
+    now = time.time()
+    starts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 300))
+    payload = {"version": "4", "status": "firing", "alerts": [
+        am_alert("alerted", "fp-1", starts, summary="p99 over 2 s", roottrace_lead="1m"),
+        {**am_alert("x", "fp-2", starts), "labels": {"alertname": "NoService"}},
+        am_alert("alerted", "fp-3", "1969-12-31T00:00:00Z")]}
+    ans = api.call("post", AM, 200, body=payload).json()
+    assert (ans["alerts"], ans["accepted"]) == (3, 1), ans
+    assert [u["fingerprint"] for u in ans["unmatched"]] == ["fp-2"], ans
+    assert [r["fingerprint"] for r in ans["refused"]] == ["fp-3"], ans
+    issue = wait_issue(api, "alerted", lambda i: i["source"] == "alertmanager")
+    assert len(issue) == 1, issue
+    i = issue[0]
+    assert i["title"] == "p99 over 2 s" and i["state"] == "open", i
+    assert i["alert"]["lead_source"] == "annotation" and i["alert"]["lead_s"] == 60, i
+    assert i["alert"]["generator_url"].startswith("http://prometheus"), i
+    api.error("post", AM, 400, "malformed", ["alerts"], body={"version": "4"})
+    api.error("post", AM, 400, "malformed", ["version 4"], body={"version": "3", "alerts": []})
+    api.error("post", AM, 400, "malformed", ["alert 0"],
+              body={"version": "4", "alerts": [{"status": "on fire", "labels": {}}]})
+    api.error("post", AM, 401, "unauthorized", ["basic"], body=payload, token="")
+    api.error("post", AM, 403, "forbidden", ["read"], body=payload,
+              token=api.server.key("read"))
+    api.error("post", AM, 413, "too_large", ["1048576"],
+              body={"alerts": [], "pad": "x" * (1 << 20)})
+    g = {"receiver": "roottrace", "status": "firing", "orgId": 1, "alerts": [
+        am_alert("grafanaed", "gfp", starts, summary="errors up")]}
+    api.call("post", GF, 200, body=g)
+    assert wait_issue(api, "grafanaed", lambda i: i["source"] == "grafana")
+    api.error("post", GF, 400, "malformed", ["alerts"], body={"alerts": {}})
+    api.error("post", GF, 401, "unauthorized", ["basic"], body=g, token="")
+    api.error("post", GF, 403, "forbidden", ["read"], body=g, token=api.server.key("read"))
+    api.error("post", GF, 413, "too_large", ["1048576"], body={"pad": "x" * (1 << 20)})
+    # an end by hand, bounds checked, and a reopening
+    P = "/api/v1/issues/{id}"
+    ended = api.call("patch", P, 200, {"id": i["id"]}, body={"ended_at": now - 60}).json()
+    assert ended["state"] == "ended" and ended["ended_at"], ended
+    reopened = api.call("patch", P, 200, {"id": i["id"]}, body={"ended_at": None}).json()
+    assert reopened["state"] == "open" and reopened["ended_at"] is None, reopened
+    api.error("patch", P, 400, "invalid_argument", ["after the issue's start"], {"id": i["id"]},
+              body={"ended_at": now - 10 * 3600})
+    api.error("patch", P, 400, "invalid_argument", ["ended_at"], {"id": i["id"]},
+              body={"ended": now})
+    api.error("patch", P, 404, "not_found", ["no issue"], {"id": 987654321},
+              body={"ended_at": now})
+    api.error("patch", P, 401, "unauthorized", ["basic"], {"id": i["id"]},
+              body={"ended_at": now}, token="")
+    api.error("patch", P, 403, "forbidden", ["ingest"], {"id": i["id"]},
+              body={"ended_at": now}, token=api.server.key("ingest"))
+    assert [x["id"] for x in api.call("get", "/api/v1/issues", 200,
+                                      params={"state": "open", "service": "alerted"}).json()]\
+        == [i["id"]]
+    api.error("get", "/api/v1/issues", 400, "invalid_argument", ["state"],
+              params={"state": "closed"})
+
+
 # ---- every documented answer, over test_openapi.py and this file ----
 
 def test_every_documented_answer_was_exercised(spec):

@@ -92,6 +92,10 @@ SCOPED = {
     ("POST", "/api/v1/issues"): ("/api/v1/issues", None,
                                  {"service": "svc", "title": "t", "started_at": T}),
     ("GET", "/api/v1/issues/*"): ("/api/v1/issues/1", None, None),
+    ("PATCH", "/api/v1/issues/*"): ("/api/v1/issues/1", None, {"ended_at": T + 60}),
+    ("POST", "/api/v1/alerts/alertmanager"): ("/api/v1/alerts/alertmanager", None,
+                                              {"version": "4", "alerts": []}),
+    ("POST", "/api/v1/alerts/grafana"): ("/api/v1/alerts/grafana", None, {"alerts": []}),
     ("GET", "/api/v1/issues/*/diff"): ("/api/v1/issues/1/diff", {"type": "cpu"}, None),
     ("GET", "/api/v1/deploys"): ("/api/v1/deploys", None, None),
     ("POST", "/api/v1/deploys"): ("/api/v1/deploys", None, {"service": "svc", "version": "2"}),
@@ -232,7 +236,7 @@ def test_session_routes_matrix(matrix):
 def test_route_and_method_checks_come_before_authentication(matrix):
     srv, _ = matrix
     for _, pattern in server_routes():
-        r = srv.request("PATCH", pattern.replace("*", "1"), token="")
+        r = srv.request("PURGE", pattern.replace("*", "1"), token="")
         assert r.status == 405, (pattern, r.status)
     assert srv.get("/api/v1/nope", token="").status == 404
     assert srv.get("/api/v1/keys/" + "1" * 2000, token="").status == 404

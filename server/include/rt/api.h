@@ -29,6 +29,8 @@ struct rt_api_ctx {
     int64_t upload_interval_ns;       /* default SDK upload interval, for issue windows */
     int64_t retention_ns;             /* uploads that ended before now - this are refused; 0 = none */
     struct rt_sessions *sessions;     /* UI sign-in sessions (the server's); NULL = none (CLI) */
+    int64_t alert_lead_ns;            /* an alert's issue starts this much before startsAt */
+    char alert_service_labels[256];   /* labels naming an alert's service, comma-separated */
 };
 
 struct rt_api_param {
@@ -69,6 +71,9 @@ struct rt_api_resp {
     char hold_service[201];
 };
 
+/* The labels that name an alert's service, in order, unless told otherwise (DESIGN §13). */
+#define RT_API_ALERT_SERVICE_LABELS "service,service_name,job"
+
 /* Fills ctx with defaults (limits of DESIGN §4, 16 MiB free-disk reserve, 60 s upload
  * interval) for store and control (both borrowed). */
 void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_control *control);
@@ -83,7 +88,7 @@ void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_c
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,
                      struct rt_api_resp *resp);
 
-/* Whether routes of this method read a body: POST and PUT do; GET and DELETE never do. */
+/* Whether routes of this method read a body: POST, PUT and PATCH do; GET and DELETE never do. */
 bool rt_api_method_reads_body(const char *method);
 
 /* The most body bytes (RT_API_SESSION_BODY_MAX for sign-in, POST /api/v1/session, else

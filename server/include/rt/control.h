@@ -113,6 +113,33 @@ int rt_control_flush_polls(struct rt_control *c, struct rt_error *err);
 int rt_control_audit(struct rt_control *c, const struct rt_principal *by, const char *action,
                      const char *target, const char *detail, struct rt_error *err);
 
+/* One notification of an alert from an alerting system (DESIGN §13), for the control plane's
+ * alert worker. Strings are copied by rt_control_queue_alerts. */
+struct rt_alert_item {
+    const char *source;         /* "alertmanager" or "grafana" */
+    const char *fingerprint;    /* the alert's, for the audit log */
+    struct rt_issue issue;      /* service, title, started_at_ns, alert_key, alert JSON;
+                                   ended_at_ns when resolved */
+    bool resolved;              /* the alert's status is resolved */
+    const char *unmatched;      /* non-NULL: no service could be named, why; audited, opens
+                                   nothing */
+    int64_t received_ns;        /* when the webhook received it */
+};
+
+/* Queues n notifications, applied in order by the alert worker within moments: each through
+ * rt_store_alert_issue, an unmatched one audited. All or none: RT_EBUSY when the bounded queue
+ * (10,000) cannot take them all (the webhook answers 503 and its sender retries), RT_ENOMEM. */
+int rt_control_queue_alerts(struct rt_control *c, const struct rt_alert_item *items, size_t n,
+                            const struct rt_principal *by, struct rt_error *err);
+
+/* Applies the queued notifications now, in the caller's thread (tests, shutdown). Returns 0 or
+ * the first error (each failure is logged; the others are still applied). */
+int rt_control_flush_alerts(struct rt_control *c, struct rt_error *err);
+
+/* Notifications received and issues opened by alerts of source, since the start (/metrics). */
+void rt_control_alert_counts(struct rt_control *c, const char *source, uint64_t *received,
+                             uint64_t *opened);
+
 /* The poll interval SDKs are told, seconds. */
 int64_t rt_control_poll_interval_s(const struct rt_control *c);
 

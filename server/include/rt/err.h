@@ -16,7 +16,8 @@
     XX(EIO, "storage or I/O error")                                       \
     XX(EAUTH, "authentication required")                                  \
     XX(EFORBIDDEN, "forbidden")                                           \
-    XX(ECANCELED, "cancelled: the server is stopping")
+    XX(ECANCELED, "cancelled: the server is stopping")                   \
+    XX(EBUSY, "busy: a bounded queue is full, retry later")
 
 enum rt_err {
     RT_OK = 0,

@@ -24,7 +24,10 @@ void rt_metrics_query(struct rt_metrics *m, const char *kind, int64_t ns);
 /* One HTTP request answered with status. */
 void rt_metrics_request(struct rt_metrics *m, int status);
 
-/* Appends the Prometheus text exposition to out, with the store's gauges (may be NULL). */
-int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_buf *out);
+/* Appends the Prometheus text exposition to out, with the store's gauges and the control
+ * plane's alert counts (either may be NULL). */
+struct rt_control;
+int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_control *control,
+                      struct rt_buf *out);
 
 #endif

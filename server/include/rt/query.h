@@ -56,10 +56,13 @@ struct rt_query_diff_req {
 json_t *rt_query_diff(struct rt_store *s, const struct rt_query_diff_req *req,
                       struct rt_error *err);
 
-/* The windows of an issue view (DESIGN §6): L = window_ns if > 0 (must be 60 s..24 h, else
- * RT_EINVAL), else clamp(now - started_at, 5 min, 1 h); current [started, started + L) ending
- * no later than now - upload_interval - 15 s; baseline [started - L, started). */
-int rt_query_issue_windows(int64_t started_at_ns, int64_t now_ns, int64_t window_ns,
+/* The windows of an issue view (DESIGN §6, §13): L = window_ns if > 0 (must be 60 s..24 h,
+ * else RT_EINVAL), else clamp(min(now, ended_at) - started_at, 5 min, 1 h); an issue that
+ * ended (ended_at_ns > 0) shortens L to ended_at - started_at where that is less; current
+ * [started, started + L) ending no later than now - upload_interval - 15 s; baseline
+ * [started - L, started). */
+int rt_query_issue_windows(int64_t started_at_ns, int64_t ended_at_ns, int64_t now_ns,
+                           int64_t window_ns,
                            int64_t upload_interval_ns, struct rt_query_diff_req *req,
                            struct rt_error *err);
 

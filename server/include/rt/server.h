@@ -16,6 +16,10 @@ struct rt_server_opts {
     const char *data_dir;      /* for the free-space check */
     int64_t retention_ns;      /* profiles older than this are deleted; 0 = keep all */
     unsigned threads;          /* HTTP worker threads; 0 = 4 */
+    int64_t alert_lead_ns;     /* how much earlier than an alert's startsAt its issue starts
+                                  (--alert-lead, DESIGN §13); 0 = none */
+    const char *alert_service_labels; /* the labels naming an alert's service, in order
+                                  (--alert-service-label); NULL = "service,service_name,job" */
 };
 
 /* Starts serving on opts->listen with store and control (borrowed; both must outlive the

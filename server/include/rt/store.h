@@ -219,15 +219,47 @@ typedef int (*rt_store_deploy_cb)(void *ud, const struct rt_deploy *d);
 int rt_store_scan_deploys(struct rt_store *s, const char *service, int64_t from_ns,
                           int64_t to_ns, rt_store_deploy_cb cb, void *ud, struct rt_error *err);
 
-/* Issues (DESIGN §6). */
+/* Issues (DESIGN §6, §13). An issue opened by an alert carries its source, the key of its
+ * episode and the alert's details; what happens to an issue afterwards (notifications, its
+ * end) is a log of states, read back into the fields below. */
 struct rt_issue {
     int64_t id;
     const char *service, *title;
     int64_t started_at_ns, created_at_ns;
+    const char *source;       /* "api", "alertmanager", "grafana"; NULL or "" read as "api" */
+    const char *alert_key;    /* the alert episode's key within its source ("fingerprint|
+                                 startsAt ns"), NULL for an issue opened by hand */
+    const char *alert;        /* the alert's details as JSON text (issues from alerts), or NULL */
+    /* read back from the states (ignored by rt_store_put_issue): */
+    int64_t ended_at_ns;      /* 0: open */
+    bool resolved;            /* the alert said resolved */
+    int64_t notified_at_ns;   /* the last notification of the alert; 0: none */
+    int64_t notifications;    /* notifications of the alert received */
 };
-/* Stores a new issue; sets *id. */
+
+/* What one state of an issue says. */
+enum rt_issue_state {
+    RT_ISSUE_NOTIFIED = 1,    /* a notification of its alert, firing */
+    RT_ISSUE_RESOLVED = 2,    /* its alert resolved: ended at ended_at_ns */
+    RT_ISSUE_SET_END = 3,     /* its end set by hand: ended_at_ns, or 0 to reopen it */
+};
+
+/* Stores a new issue; sets *id. With alert_key set, an issue of the same (source, alert_key)
+ * already stored is found instead (*id is its id): two nodes opening it at once store one. */
 int rt_store_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
                        struct rt_error *err);
+
+/* Applies one notification of an alert episode (DESIGN §13), i naming it (source, alert_key,
+ * and what a new issue holds): the episode's issue, found or opened, records it (a repeat, or
+ * a second Alertmanager replica's duplicate, touches it and never opens another); resolved
+ * ends it at i->ended_at_ns; a resolved episode with no issue opens nothing (*id 0). *opened
+ * says whether this call opened the issue. Returns 0 or a store error. */
+int rt_store_alert_issue(struct rt_store *s, const struct rt_issue *i, bool resolved,
+                         int64_t now_ns, int64_t *id, bool *opened, struct rt_error *err);
+
+/* Sets issue id's end (ended_at_ns > 0), or reopens it (0). RT_ENOTFOUND for no such issue. */
+int rt_store_set_issue_end(struct rt_store *s, int64_t id, int64_t ended_at_ns,
+                           struct rt_error *err);
 typedef int (*rt_store_issue_cb)(void *ud, const struct rt_issue *i);
 /* One issue by id (RT_ENOTFOUND if none), or all issues (id < 0), newest first. */
 int rt_store_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,

@@ -60,7 +60,8 @@ static void *stop_watchdog(void *arg)
 int rt__cli_serve(int argc, char **argv)
 {
     struct cli c;
-    if (rt__cli_parse(&c, argc, argv, "listen retention poll-interval"))
+    if (rt__cli_parse(&c, argc, argv,
+                      "listen retention poll-interval alert-lead alert-service-label"))
         return 2;
     struct rt_server_opts opts = {0};
     struct rt_error err = {0};
@@ -69,6 +70,19 @@ int rt__cli_serve(int argc, char **argv)
     opts.data_dir = rt_store_uri_is_remote(c.data) ? NULL : c.data;
     if (rt_duration_parse(rt__cli_opt(&c, "retention", "30d"), &opts.retention_ns)) {
         fprintf(stderr, "roottrace: --retention must be a duration such as 30d\n");
+        return 2;
+    }
+    if (rt_duration_parse(rt__cli_opt(&c, "alert-lead", "0"), &opts.alert_lead_ns) ||
+        opts.alert_lead_ns < 0 || opts.alert_lead_ns > 24 * 3600 * RT_NS_PER_S) {
+        fprintf(stderr, "roottrace: --alert-lead must be a duration from 0 to 24h, such as "
+                        "5m\n");
+        return 2;
+    }
+    opts.alert_service_labels = rt__cli_opt(&c, "alert-service-label", NULL);
+    if (opts.alert_service_labels &&
+        (!*opts.alert_service_labels || strlen(opts.alert_service_labels) > 255)) {
+        fprintf(stderr, "roottrace: --alert-service-label is a comma-separated list of labels, "
+                        "such as service,job\n");
         return 2;
     }
     /* Block the stop signals before any thread starts, so only sigwait sees them. */

@@ -88,9 +88,11 @@ struct rt_control *rt_control_new(struct rt_store *store, int64_t poll_interval_
     pthread_rwlock_init(&c->lock, NULL);
     pthread_mutex_init(&c->poll_mu, NULL);
     pthread_cond_init(&c->poll_cond, NULL);
+    pthread_mutex_init(&c->alert_mu, NULL);
+    pthread_cond_init(&c->alert_cond, NULL);
     if (rt__control_load_keys(c, err) < 0 ||
         rt_store_scan_service_configs(store, service_cb, c, err) < 0 ||
-        rt__control_polls_start(c, err)) {
+        rt__control_polls_start(c, err) || rt__control_alerts_start(c, err)) {
         rt_control_free(c);
         return NULL;
     }
@@ -101,6 +103,7 @@ void rt_control_free(struct rt_control *c)
 {
     if (!c)
         return;
+    rt__control_alerts_stop(c);
     rt__control_polls_stop(c);
     for (size_t i = 0; i < c->nservices; i++)
         free(c->services[i].name);
@@ -108,6 +111,8 @@ void rt_control_free(struct rt_control *c)
     free(c->keys);
     pthread_cond_destroy(&c->poll_cond);
     pthread_mutex_destroy(&c->poll_mu);
+    pthread_cond_destroy(&c->alert_cond);
+    pthread_mutex_destroy(&c->alert_mu);
     pthread_rwlock_destroy(&c->lock);
     free(c);
 }

@@ -44,7 +44,23 @@ struct rt_control {
     bool stopping;
     bool writer_started;
     pthread_t writer;
+
+    /* Alert worker (alerts.c): notifications queue here and a thread applies them in order. */
+    pthread_mutex_t alert_mu;
+    pthread_cond_t alert_cond;
+    struct rt__control_queued_alert *alerts; /* owned copies, in arrival order */
+    size_t nalerts, cap_alerts;
+    size_t alerts_applying;             /* taken by the worker, not yet applied */
+    uint64_t alerts_received[2];        /* per source: alertmanager, grafana */
+    uint64_t issues_opened[2];
+    bool alerts_stopping;
+    bool alert_thread_started;
+    pthread_t alert_thread;
 };
+
+/* Starts and stops the alert worker (alerts.c); stop applies what is queued. */
+int rt__control_alerts_start(struct rt_control *c, struct rt_error *err);
+void rt__control_alerts_stop(struct rt_control *c);
 
 /* Loads keys from the store into c (called once at start). */
 int rt__control_load_keys(struct rt_control *c, struct rt_error *err);

@@ -36,6 +36,7 @@ const char *rt_err_name(int code)
     case RT_EAUTH: return "unauthorized";
     case RT_EFORBIDDEN: return "forbidden";
     case RT_ECANCELED: return "unavailable";
+    case RT_EBUSY: return "busy";
     default: return "error";
     }
 }

@@ -19,6 +19,8 @@ void rt_api_ctx_init(struct rt_api_ctx *ctx, struct rt_store *store, struct rt_c
     rt_ingest_limits_default(&ctx->limits);
     ctx->min_free_bytes = 16 << 20;
     ctx->upload_interval_ns = 60 * RT_NS_PER_S;
+    snprintf(ctx->alert_service_labels, sizeof(ctx->alert_service_labels), "%s",
+             RT_API_ALERT_SERVICE_LABELS);
 }
 
 int rt_http_status_from_err(int code)
@@ -36,7 +38,8 @@ int rt_http_status_from_err(int code)
     case RT_ETYPE: return 422;
     case RT_ENOMEM:
     case RT_EIO: /* the store failed or is unreachable: a retry may succeed */
-    case RT_ECANCELED: return 503;
+    case RT_ECANCELED:
+    case RT_EBUSY: return 503; /* the senders retry */
     case RT_EDISKFULL: return 507;
     default: return 500;
     }
@@ -252,9 +255,12 @@ static const struct route routes[] = {
     {"GET", "/api/v1/timeline", RT_SCOPE_READ, rt__api_get_timeline, false},
     {"GET", "/api/v1/diff", RT_SCOPE_READ, rt__api_get_diff, false},
     {"GET", "/api/v1/export", RT_SCOPE_READ, rt__api_get_export, false},
+    {"POST", "/api/v1/alerts/alertmanager", RT_SCOPE_INGEST, rt__api_post_alertmanager, true},
+    {"POST", "/api/v1/alerts/grafana", RT_SCOPE_INGEST, rt__api_post_grafana, true},
     {"GET", "/api/v1/issues", RT_SCOPE_READ, rt__api_get_issues, false},
     {"POST", "/api/v1/issues", RT_SCOPE_ADMIN, rt__api_post_issue, false},
     {"GET", "/api/v1/issues/*", RT_SCOPE_READ, rt__api_get_issue, false},
+    {"PATCH", "/api/v1/issues/*", RT_SCOPE_ADMIN, rt__api_patch_issue, false},
     {"GET", "/api/v1/issues/*/diff", RT_SCOPE_READ, rt__api_get_issue_diff, false},
     {"GET", "/api/v1/deploys", RT_SCOPE_READ, rt__api_get_deploys, false},
     {"POST", "/api/v1/deploys", RT_SCOPE_ADMIN, rt__api_post_deploy, false},
@@ -417,7 +423,8 @@ static bool admit(struct rt_api_ctx *ctx, const struct rt_api_req *req,
 
 bool rt_api_method_reads_body(const char *method)
 {
-    return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0;
+    return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+           strcmp(method, "PATCH") == 0;
 }
 
 size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *req)

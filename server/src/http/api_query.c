@@ -131,7 +131,7 @@ void rt__api_get_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         return;
     read_diff_filters(req, &q);
     if (at != INT64_MIN) {
-        if (rt_query_issue_windows(at, rt_time_now_ns(), window,
+        if (rt_query_issue_windows(at, 0, rt_time_now_ns(), window,
                                    upload_interval_ns(ctx, q.service), &q,
                                    &err)) {
             rt__api_error(resp, err.code, "%s", err.msg);
@@ -180,8 +180,8 @@ void rt__api_get_issue_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req
 {
     struct rt_query_diff_req q = {0};
     struct rt_error err = {0};
-    int64_t t0 = rt_time_mono_ns(), window = 0, started = 0;
-    json_t *issue = rt__api_issue_json(ctx->store, id, &started, &err);
+    int64_t t0 = rt_time_mono_ns(), window = 0, started = 0, ended = 0;
+    json_t *issue = rt__api_issue_json(ctx->store, id, &started, &ended, &err);
     if (!issue) {
         rt__api_error(resp, err.code, "%s", err.msg);
         return;
@@ -199,7 +199,7 @@ void rt__api_get_issue_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req
     if (read_limit(req, resp, &q.limit) || read_window(req, resp, &window))
         goto out_put_issue;
     read_diff_filters(req, &q);
-    if (rt_query_issue_windows(started, rt_time_now_ns(), window,
+    if (rt_query_issue_windows(started, ended, rt_time_now_ns(), window,
                                upload_interval_ns(ctx, q.service), &q,
                                &err)) {
         rt__api_error(resp, err.code, "%s", err.msg);

@@ -134,6 +134,16 @@ void rt__api_post_issue(struct rt_api_ctx *, const struct rt_api_req *, struct r
                         const char *);
 void rt__api_get_issues(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
                         const char *);
+/* POST /api/v1/alerts/alertmanager and /api/v1/alerts/grafana (DESIGN §13, docs/alerts.md):
+ * each alert of the payload opens or touches its episode's issue, queued; answers 200 {"alerts",
+ * "accepted", "refused", "unmatched"}, 400 malformed or mistyped, 413 over 1 MiB, 503 when the
+ * queue is full. */
+void rt__api_post_alertmanager(struct rt_api_ctx *, const struct rt_api_req *,
+                               struct rt_api_resp *, const char *);
+void rt__api_post_grafana(struct rt_api_ctx *, const struct rt_api_req *,
+                          struct rt_api_resp *, const char *);
+void rt__api_patch_issue(struct rt_api_ctx *, const struct rt_api_req *,
+                         struct rt_api_resp *, const char *);
 void rt__api_get_issue(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
                        const char *id);
 void rt__api_post_deploy(struct rt_api_ctx *, const struct rt_api_req *, struct rt_api_resp *,
@@ -202,9 +212,10 @@ void rt__api_delete_session(struct rt_api_ctx *, const struct rt_api_req *,
 int64_t rt__api_path_id(const char *arg);
 
 /* The issue whose id is the path segment id_text as its API object ({"id", "service",
- * "title", "started_at", "created_at"}), or NULL with err set (RT_ENOTFOUND, also when
- * id_text is not a canonical positive integer). *started_ns receives its start. */
+ * "title", "started_at", "created_at", "ended_at", "state", "source", "alert"}), or NULL with
+ * err set (RT_ENOTFOUND, also when id_text is not a canonical positive integer). *started_ns
+ * and *ended_ns (0: open) receive its start and end. */
 json_t *rt__api_issue_json(struct rt_store *s, const char *id_text, int64_t *started_ns,
-                           struct rt_error *err);
+                           int64_t *ended_ns, struct rt_error *err);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rt/control.h"
 #include "rt/metrics.h"
 #include "rt/store.h"
 
@@ -85,7 +86,8 @@ void rt_metrics_request(struct rt_metrics *m, int status)
     pthread_mutex_unlock(&m->mu);
 }
 
-int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_buf *o)
+int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_control *control,
+                      struct rt_buf *o)
 {
     pthread_mutex_lock(&m->mu);
     rt_buf_printf(o, "# HELP roottrace_uploads_total Profile uploads accepted.\n"
@@ -121,6 +123,23 @@ int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_bu
                       kinds[k], m->q_count[k], kinds[k], m->q_sum_s[k], kinds[k], m->q_count[k]);
     }
     pthread_mutex_unlock(&m->mu);
+    if (control) {
+        /* DESIGN §13: what the alerting systems sent, and the issues it opened */
+        static const char *const sources[] = {"alertmanager", "grafana"};
+        uint64_t rec[2], opened[2];
+        for (int i = 0; i < 2; i++)
+            rt_control_alert_counts(control, sources[i], &rec[i], &opened[i]);
+        rt_buf_printf(o, "# HELP roottrace_alerts_received_total Alert notifications received "
+                         "by the webhooks.\n# TYPE roottrace_alerts_received_total counter\n");
+        for (int i = 0; i < 2; i++)
+            rt_buf_printf(o, "roottrace_alerts_received_total{source=\"%s\"} %llu\n",
+                          sources[i], (unsigned long long)rec[i]);
+        rt_buf_printf(o, "# HELP roottrace_issues_opened_total Issues opened by alerts.\n"
+                         "# TYPE roottrace_issues_opened_total counter\n");
+        for (int i = 0; i < 2; i++)
+            rt_buf_printf(o, "roottrace_issues_opened_total{source=\"%s\"} %llu\n", sources[i],
+                          (unsigned long long)opened[i]);
+    }
     if (store) {
         rt_buf_printf(o, "# HELP roottrace_store_disk_bytes Bytes the store uses on disk.\n"
                          "# TYPE roottrace_store_disk_bytes gauge\nroottrace_store_disk_bytes %lld\n",

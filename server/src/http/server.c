@@ -215,7 +215,7 @@ static enum MHD_Result handle_builtin(struct rt_server *srv, struct MHD_Connecti
     }
     struct rt_buf out;
     rt_buf_init(&out, 0);
-    rt_metrics_render(srv->metrics, srv->api.store, &out);
+    rt_metrics_render(srv->metrics, srv->api.store, srv->api.control, &out);
     size_t len = out.len;
     return send_bytes(conn, r, 200, "text/plain; version=0.0.4", rt_buf_into_cstr(&out), len,
                       false, NULL, NULL);
@@ -585,6 +585,10 @@ struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *con
     rt_api_ctx_init(&srv->api, store, control);
     srv->api.data_dir = opts->data_dir;
     srv->api.retention_ns = opts->retention_ns;
+    srv->api.alert_lead_ns = opts->alert_lead_ns;
+    if (opts->alert_service_labels)
+        snprintf(srv->api.alert_service_labels, sizeof(srv->api.alert_service_labels), "%s",
+                 opts->alert_service_labels);
     srv->api.sessions = rt__sessions_new();
     srv->metrics = rt_metrics_new();
     srv->api.metrics = srv->metrics;

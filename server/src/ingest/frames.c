@@ -66,6 +66,32 @@ static enum lang lang_of(struct rt_str path)
     return LANG_NONE;
 }
 
+/* Moves path past the last occurrence of needle (with something after it); true if found. */
+static bool after_last(struct rt_str *path, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = path->len; i-- > 0;)
+        if (path->len - i > n && memcmp(path->ptr + i, needle, n) == 0) {
+            path->ptr += i + n;
+            path->len -= i + n;
+            return true;
+        }
+    return false;
+}
+
+/* path without leading "./" and without the extension of its last component. */
+static struct rt_str bare_path(struct rt_str path)
+{
+    while (has_prefix(path, "./")) {
+        path.ptr += 2;
+        path.len -= 2;
+    }
+    ptrdiff_t dot = last_of(path, '.'), slash = last_of(path, '/');
+    if (dot > slash && dot > 0)
+        path.len = (size_t)dot;
+    return path;
+}
+
 /* Writes the module a Python or Ruby source path names, the way the Python SDK names a module
  * (its __name__): after the last site-packages/ or dist-packages/ (an installed package), else
  * after lib/pythonX.Y/ (the standard library), else the file itself for an absolute path (the
@@ -78,17 +104,7 @@ static void write_script_module(struct rt_str path, char **o)
         put(o, path.ptr + 8, path.len - 9);
         return;
     }
-    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
-    bool rooted = false;
-    for (size_t r = 0; r < 2; r++)
-        for (size_t i = path.len; i-- > 0;)
-            if (path.len - i >= strlen(roots[r]) &&
-                memcmp(path.ptr + i, roots[r], strlen(roots[r])) == 0) {
-                path.ptr += i + strlen(roots[r]);
-                path.len -= i + strlen(roots[r]);
-                rooted = true;
-                break;
-            }
+    bool rooted = after_last(&path, "/site-packages/") || after_last(&path, "/dist-packages/");
     for (size_t i = 0; !rooted && i + 12 < path.len; i++)
         if (memcmp(path.ptr + i, "/lib/python", 11) == 0 && is_digit(path.ptr[i + 11])) {
             size_t j = i + 11;
@@ -100,18 +116,9 @@ static void write_script_module(struct rt_str path, char **o)
                 rooted = true;
             }
         }
-    if (!rooted && path.len && path.ptr[0] == '/') {
-        ptrdiff_t slash = last_of(path, '/');
-        path.ptr += slash + 1;
-        path.len -= (size_t)slash + 1;
-    }
-    while (has_prefix(path, "./")) {
-        path.ptr += 2;
-        path.len -= 2;
-    }
-    ptrdiff_t dot = last_of(path, '.'), slash = last_of(path, '/');
-    if (dot > slash && dot > 0)
-        path.len = (size_t)dot;
+    if (!rooted && path.len && path.ptr[0] == '/')
+        after_last(&path, "/");
+    path = bare_path(path);
     if (has_suffix(path, "/__init__"))
         path.len -= 9;
     for (size_t i = 0; i < path.len; i++)
@@ -132,20 +139,8 @@ static void write_js_module(struct rt_str path, char **o)
         path.ptr += 7;
         path.len -= 7;
     }
-    static const char nm[] = "/node_modules/";
-    for (size_t i = path.len; i-- > 0;)
-        if (path.len - i > sizeof(nm) - 1 && memcmp(path.ptr + i, nm, sizeof(nm) - 1) == 0) {
-            path.ptr += i + sizeof(nm) - 1;
-            path.len -= i + sizeof(nm) - 1;
-            break;
-        }
-    while (has_prefix(path, "./")) {
-        path.ptr += 2;
-        path.len -= 2;
-    }
-    ptrdiff_t dot = last_of(path, '.'), slash = last_of(path, '/');
-    if (dot > slash && dot > 0)
-        path.len = (size_t)dot;
+    after_last(&path, "/node_modules/");
+    path = bare_path(path);
     put(o, path.ptr, path.len);
 }
 

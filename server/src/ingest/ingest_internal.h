@@ -226,7 +226,7 @@ int rt__ingest_folded(const uint8_t *data, size_t len, const struct rt_ingest_pa
                       enum rt_ptype type, const struct rt_ingest_limits *lim,
                       struct rt_profile **out, unsigned *shapes, struct rt_error *err);
 
-/* ---- JFR (jfr.c, jfr_meta.c, jfr_pool.c; their private header is jfr_internal.h) ---- */
+/* ---- JFR (jfr*.c; their private header is jfr_internal.h) ---- */
 
 /* What a JFR recording held besides the samples it was turned into (events skipped by kind). */
 struct rt__jfr_skipped {

@@ -1,6 +1,8 @@
-/* Declarations shared by the JFR decoder's files (jfr_meta.c, jfr_pool.c, jfr.c): a bounded
- * reader of JFR integers and strings, the metadata's types, extracted values and constant
- * pools. Not a public header; rt__ingest_jfr is declared in ingest_internal.h.
+/* Declarations shared by the JFR decoder's files (jfr.c: chunks, events, the result;
+ * jfr_meta.c: metadata; jfr_pool.c: values and constant pools; jfr_settings.c: periods and
+ * modes; jfr_stack.c: frames): a bounded reader of JFR integers and strings, the metadata's
+ * types, extracted values, constant pools, settings and stack building. Not a public header;
+ * rt__ingest_jfr is declared in ingest_internal.h.
  * Format sources: the JDK's jdk.jfr.internal.consumer (ChunkHeader, ChunkParser,
  * RecordingInput, StringParser, ParserFactory) and jdk.jfr.internal.MetadataReader (JDK 25
  * src.zip); JMC's parser.v1 (ChunkLoaderV1, SeekableInputStream: uncompressed integers);

@@ -484,6 +484,52 @@ int rt_store_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id
     return s->ops->put_issue(s, i, id, err);
 }
 
+/* Stops a scan at its first issue (rt_store_set_issue_end checks that it exists). */
+static int first_issue(void *ud, const struct rt_issue *i)
+{
+    *(struct rt_issue *)ud = *i;
+    return 1;
+}
+
+/* The alert episode rule (DESIGN §13) in one place: the backends find, store and log. */
+int rt_store_alert_issue(struct rt_store *s, const struct rt_issue *i, bool resolved,
+                         int64_t now_ns, int64_t *id, bool *opened, struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || !i || !i->alert_key || !*i->alert_key || !i->source || !id || !opened)
+        return rt_error_set(err, RT_EINVAL, "rt_store_alert_issue: missing argument");
+    *opened = false;
+    int64_t found = 0;
+    int rc = s->ops->find_alert_issue(s, i->source, i->alert_key, &found, err);
+    if (rc)
+        return rc;
+    if (!found && resolved) {
+        *id = 0; /* a resolved alert never opens an issue */
+        return 0;
+    }
+    if (!found) {
+        if ((rc = rt_store_put_issue(s, i, &found, err)))
+            return rc;
+        *opened = true;
+    }
+    *id = found;
+    return s->ops->put_issue_state(s, found, resolved ? RT_ISSUE_RESOLVED : RT_ISSUE_NOTIFIED,
+                                   now_ns, resolved ? i->ended_at_ns : 0, err);
+}
+
+int rt_store_set_issue_end(struct rt_store *s, int64_t id, int64_t ended_at_ns,
+                           struct rt_error *err)
+{
+    ERR_OR_LOCAL(err);
+    if (!s || id <= 0 || ended_at_ns < 0)
+        return rt_error_set(err, RT_EINVAL, "rt_store_set_issue_end: bad argument");
+    struct rt_issue none;
+    int rc = s->ops->scan_issues(s, id, first_issue, &none, err);
+    if (rc < 0)
+        return rc;
+    return s->ops->put_issue_state(s, id, RT_ISSUE_SET_END, rt_time_now_ns(), ended_at_ns, err);
+}
+
 int rt_store_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
                          struct rt_error *err)
 {

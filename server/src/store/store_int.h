@@ -42,6 +42,12 @@ struct rt__store_ops {
                      struct rt_error *err);
     int (*scan_issues)(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
                        struct rt_error *err);
+    /* The id of the issue of (source, alert_key), or 0 when none is stored. */
+    int (*find_alert_issue)(struct rt_store *s, const char *source, const char *alert_key,
+                            int64_t *id, struct rt_error *err);
+    /* Appends a state to issue id's log (ended_at_ns: RT_ISSUE_RESOLVED's and SET_END's). */
+    int (*put_issue_state)(struct rt_store *s, int64_t id, enum rt_issue_state kind,
+                           int64_t at_ns, int64_t ended_at_ns, struct rt_error *err);
     int (*scan_services)(struct rt_store *s, rt_store_service_cb cb, void *ud,
                          struct rt_error *err);
     int (*scan_instances)(struct rt_store *s, const char *service, rt_store_instance_cb cb,

@@ -164,6 +164,62 @@ static void test_polls_are_batched(void)
     rt_store_free(s);
 }
 
+struct issue_count {
+    int n, alertmanager;
+    int64_t notifications;
+};
+
+static int count_issue(void *ud, const struct rt_issue *i)
+{
+    struct issue_count *c = ud;
+    c->n++;
+    c->alertmanager += strcmp(i->source, "alertmanager") == 0;
+    c->notifications += i->notifications;
+    return 0;
+}
+
+/* The alert queue (DESIGN §13): notifications are applied in order by the worker (a repeat
+ * touches the issue it opened; an unmatched alert is audited, opens nothing); the counts for
+ * /metrics; and the bound: a batch the queue cannot take whole (over 10,000) is RT_EBUSY and
+ * nothing of it is taken. */
+static void test_alert_queue_bound(void)
+{
+    struct rt_error err = {0};
+    struct rt_store *s = open_store();
+    struct rt_control *c = rt_control_new(s, 10, &err);
+    struct rt_principal who;
+    rt_control_local_principal(&who);
+    struct rt_alert_item item = {
+        .source = "alertmanager", .fingerprint = "fp",
+        .issue = {.service = "queued", .title = "t", .started_at_ns = rt_time_now_ns(),
+                  .source = "alertmanager", .alert_key = "fp|1", .alert = "{}"},
+        .received_ns = rt_time_now_ns()};
+    struct rt_alert_item items[3] = {item, item, item};
+    items[2].unmatched = "no service label";
+    CHECK_INT(rt_control_queue_alerts(c, items, 3, &who, &err), 0);
+    CHECK_INT(rt_control_flush_alerts(c, &err), 0);
+    struct issue_count ic = {0};
+    CHECK_INT(rt_store_scan_issues(s, -1, count_issue, &ic, &err), 0);
+    CHECK(ic.n >= 1 && ic.alertmanager == 1 && ic.notifications == 2);
+    uint64_t received, opened;
+    rt_control_alert_counts(c, "alertmanager", &received, &opened);
+    CHECK_INT(received, 3);
+    CHECK_INT(opened, 1);
+    rt_control_alert_counts(c, "grafana", &received, &opened);
+    CHECK_INT(received, 0);
+    enum { TOO_MANY = 10001 };
+    struct rt_alert_item *many = calloc(TOO_MANY, sizeof(*many));
+    for (int i = 0; i < TOO_MANY; i++)
+        many[i] = item;
+    CHECK_INT(rt_control_queue_alerts(c, many, TOO_MANY, &who, &err), RT_EBUSY);
+    CHECK(strstr(err.msg, "at most 10000") != NULL);
+    rt_control_alert_counts(c, "alertmanager", &received, &opened);
+    CHECK_INT(received, 3); /* nothing of it was taken */
+    free(many);
+    rt_control_free(c);
+    rt_store_free(s);
+}
+
 static int changes;
 static char changed[64];
 
@@ -222,6 +278,7 @@ int main(void)
     RUN(test_bootstrap_and_authenticate);
     RUN(test_bootstrap_after_revocation);
     RUN(test_sdk_config);
+    RUN(test_alert_queue_bound);
     RUN(test_polls_are_batched);
     RUN(test_refresh_from_shared_store);
     char cmd[64];

@@ -244,7 +244,7 @@ static void test_diff(void)
     struct rt_query_diff_req req = {0};
     req.service = "shop";
     req.type = RT_PTYPE_CPU;
-    CHECK_INT(rt_query_issue_windows(T0 + 600 * S, T0 + 1300 * S, 600 * S, 60 * S, &req, &err),
+    CHECK_INT(rt_query_issue_windows(T0 + 600 * S, 0, T0 + 1300 * S, 600 * S, 60 * S, &req, &err),
               0);
     CHECK_INT(req.cur_to_ns, T0 + 1200 * S);
     json_t *out = rt_query_diff(t.s, &req, &err);

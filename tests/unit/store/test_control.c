@@ -591,7 +591,7 @@ static void test_migration_v1(void)
 
     struct rt_store *s = open_dir(dir);
     struct rt_error err = {0};
-    CHECK_INT(query_int(dir, "PRAGMA user_version"), 5);
+    CHECK_INT(query_int(dir, "PRAGMA user_version"), 6);
     /* old data intact */
     CHECK_INT(rt_store_profile_count(s), 1);
     struct listing l = {0};
@@ -638,7 +638,7 @@ static void test_migration_v1(void)
 
     /* reopening an upgraded database migrates nothing again */
     s = open_dir(dir);
-    CHECK_INT(query_int(dir, "PRAGMA user_version"), 5);
+    CHECK_INT(query_int(dir, "PRAGMA user_version"), 6);
     memset(&l, 0, sizeof(l));
     CHECK_INT(rt_store_scan_instance_status(s, NULL, collect_status, &l, &err), 0);
     /* the upload after the poll set last_seen to its arrival (now) */
@@ -661,7 +661,7 @@ static void test_migration_newer(void)
     snprintf(path, sizeof(path), "%s/roottrace.db", dir);
     sqlite3 *db;
     CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
-    CHECK_INT(sqlite3_exec(db, "PRAGMA user_version = 6", NULL, NULL, NULL), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(db, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     struct rt_error err = {0};
     CHECK(rt_store_open(dir, &err) == NULL);

@@ -91,8 +91,9 @@ static void test_issues(void)
     struct rt_store *s = open_dir(dir);
     struct rt_error err = {0};
     int64_t id1 = 0, id2 = 0;
-    struct rt_issue a = {0, "svc", "slow checkout", T0, 0};
-    struct rt_issue b = {0, "svc", "errors", T0 + 60 * S, T0 + 61 * S};
+    struct rt_issue a = {.service = "svc", .title = "slow checkout", .started_at_ns = T0};
+    struct rt_issue b = {.service = "svc", .title = "errors", .started_at_ns = T0 + 60 * S,
+                         .created_at_ns = T0 + 61 * S};
     CHECK_INT(rt_store_put_issue(s, &a, &id1, &err), 0);
     CHECK_INT(rt_store_put_issue(s, &b, &id2, &err), 0);
     CHECK(id1 > 0 && id2 > id1);
@@ -109,8 +110,81 @@ static void test_issues(void)
     CHECK_STR(is.titles[0], "svc/slow checkout");
     CHECK_INT(is.started[0], T0);
     CHECK_INT(rt_store_scan_issues(s, id2 + 100, collect_issue, &is, &err), RT_ENOTFOUND);
-    struct rt_issue bad = {0, "svc", NULL, T0, 0};
+    struct rt_issue bad = {.service = "svc", .started_at_ns = T0};
     CHECK_INT(rt_store_put_issue(s, &bad, &id1, &err), RT_EINVAL);
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
+/* One issue as scan_issues gives it back (with its states). */
+static int one_issue(void *ud, const struct rt_issue *i)
+{
+    struct rt_issue *o = ud;
+    *o = *i;
+    o->service = o->title = o->source = o->alert = NULL; /* valid during the call only */
+    return 1;
+}
+
+/* Issues from alerts (DESIGN §13): one per (source, alert_key) episode whatever the number
+ * of notifications, opened by the first firing one; resolved ends it; a resolved episode with
+ * no issue opens nothing; the same key from another source is another issue; an end set by
+ * hand, and a reopening. On both backends. */
+static void test_alert_issues(void)
+{
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt_error err = {0};
+    struct rt_issue a = {.service = "svc", .title = "HighLatency", .started_at_ns = T0,
+                         .source = "alertmanager", .alert_key = "fp1|1700000000000000000",
+                         .alert = "{\"fingerprint\":\"fp1\"}"};
+    int64_t id = 0, again = 0, other = 0;
+    bool opened = false;
+    CHECK_INT(rt_store_alert_issue(s, &a, false, T0 + S, &id, &opened, &err), 0);
+    CHECK(id > 0 && opened);
+    CHECK_INT(rt_store_alert_issue(s, &a, false, T0 + 2 * S, &again, &opened, &err), 0);
+    CHECK(again == id && !opened);
+    struct rt_issue got = {0};
+    CHECK_INT(rt_store_scan_issues(s, id, one_issue, &got, &err), 1);
+    CHECK_INT(got.notifications, 2);
+    CHECK_INT(got.notified_at_ns, T0 + 2 * S);
+    CHECK_INT(got.ended_at_ns, 0);
+    CHECK(!got.resolved);
+    /* put again under the same key (a second node): the same issue */
+    CHECK_INT(rt_store_put_issue(s, &a, &again, &err), 0);
+    CHECK_INT(again, id);
+    /* resolved: ended at its endsAt */
+    a.ended_at_ns = T0 + 60 * S;
+    CHECK_INT(rt_store_alert_issue(s, &a, true, T0 + 61 * S, &again, &opened, &err), 0);
+    CHECK(again == id && !opened);
+    CHECK_INT(rt_store_scan_issues(s, id, one_issue, &got, &err), 1);
+    CHECK_INT(got.ended_at_ns, T0 + 60 * S);
+    CHECK(got.resolved);
+    CHECK_INT(got.notifications, 3);
+    /* a resolved episode never opens an issue; the same key from Grafana is another issue */
+    struct rt_issue b = a;
+    b.alert_key = "fp2|1700000000000000000";
+    CHECK_INT(rt_store_alert_issue(s, &b, true, T0, &other, &opened, &err), 0);
+    CHECK(other == 0 && !opened);
+    b = a;
+    b.source = "grafana";
+    CHECK_INT(rt_store_alert_issue(s, &b, false, T0, &other, &opened, &err), 0);
+    CHECK(other > 0 && other != id && opened);
+    /* an end set by hand, then reopened */
+    CHECK_INT(rt_store_set_issue_end(s, other, T0 + 30 * S, &err), 0);
+    CHECK_INT(rt_store_scan_issues(s, other, one_issue, &got, &err), 1);
+    CHECK_INT(got.ended_at_ns, T0 + 30 * S);
+    CHECK(!got.resolved);
+    CHECK_INT(rt_store_set_issue_end(s, other, 0, &err), 0);
+    CHECK_INT(rt_store_scan_issues(s, other, one_issue, &got, &err), 1);
+    CHECK_INT(got.ended_at_ns, 0);
+    CHECK_INT(rt_store_set_issue_end(s, other + 12345, T0, &err), RT_ENOTFOUND);
+    /* an issue opened by hand is the API's */
+    struct rt_issue h = {.service = "svc", .title = "by hand", .started_at_ns = T0};
+    int64_t hid = 0;
+    CHECK_INT(rt_store_put_issue(s, &h, &hid, &err), 0);
+    struct issues is = {0};
+    CHECK_INT(rt_store_scan_issues(s, -1, collect_issue, &is, &err), 0);
+    CHECK_INT(is.n, 3);
     rt_store_free(s);
     fixture_rmdir(dir);
 }
@@ -346,6 +420,7 @@ int main(void)
 {
     RUN(test_deploys);
     RUN(test_issues);
+    RUN(test_alert_issues);
     RUN(test_services_instances);
     RUN(test_polls_liveness);
     RUN(test_liveness_follows_the_poll_interval);

@@ -8,17 +8,6 @@
 #include "clickhouse_int.h"
 #include "rt/timeutil.h"
 
-/* INSERTs the RowBinary rows in b into table; ENOMEM while building b is reported. */
-static int insert_rows(struct rt__ch *ch, const char *table, struct rt_buf *b, bool built,
-                       struct rt_error *err)
-{
-    if (!built)
-        return rt_error_set(err, RT_ENOMEM, "out of memory");
-    char sql[96];
-    snprintf(sql, sizeof(sql), "INSERT INTO %s FORMAT RowBinary", table);
-    return rt__ch_exec(ch, sql, b->data, b->len, NULL, err);
-}
-
 /* A version for a control-plane row that replaces one of version prev: the write's time in
  * ns, and above prev whatever the clocks (a ReplacingMergeTree keeps the row of the highest
  * version when it merges, so a replacement must never carry a lower one). Of two concurrent
@@ -61,9 +50,9 @@ int rt__ch_set_service_config(struct rt_store *s, const char *name,
               !rt__ch_w_cstr(&b, rt__store_config_type_text(cfg->type)) &&
               !rt__ch_w_i64(&b, cfg->sampling_interval_us) &&
               !rt__ch_w_i64(&b, cfg->upload_interval_s) && !rt__ch_w_i64(&b, row_version(prev));
-    int rc = insert_rows(s->be, "services", &svc, ok, err);
+    int rc = rt__ch_insert_rows(s->be, "services", &svc, ok, err);
     if (!rc)
-        rc = insert_rows(s->be, "service_configs", &b, ok, err);
+        rc = rt__ch_insert_rows(s->be, "service_configs", &b, ok, err);
     rt_buf_cleanup(&svc);
     rt_buf_cleanup(&b);
     return rc;
@@ -120,9 +109,9 @@ int rt__ch_put_polls(struct rt_store *s, const struct rt_poll *polls, size_t n,
                                       p->version, p->status, p->interval_us,
                                       p->poll_interval_s, p->at_ns);
     }
-    int rc = insert_rows(s->be, "services", &svc, ok, err);
+    int rc = rt__ch_insert_rows(s->be, "services", &svc, ok, err);
     if (!rc)
-        rc = insert_rows(s->be, "instance_events", &ev, ok, err);
+        rc = rt__ch_insert_rows(s->be, "instance_events", &ev, ok, err);
     rt_buf_cleanup(&svc);
     rt_buf_cleanup(&ev);
     return rc;
@@ -191,7 +180,7 @@ int rt__ch_put_key(struct rt_store *s, const struct rt_key *k, int64_t *id,
     int64_t new_id = rt__ch_new_id();
     struct rt_buf b;
     rt_buf_init(&b, 0);
-    int rc = insert_rows(s->be, "keys", &b, w_key(&b, k, new_id, row_version(0)), err);
+    int rc = rt__ch_insert_rows(s->be, "keys", &b, w_key(&b, k, new_id, row_version(0)), err);
     rt_buf_cleanup(&b);
     if (!rc)
         *id = new_id;
@@ -289,7 +278,7 @@ int rt__ch_revoke_key(struct rt_store *s, int64_t id, int64_t at_ns, struct rt_e
     f.k.revoked_at_ns = at_ns;
     struct rt_buf b;
     rt_buf_init(&b, 0);
-    int rc = insert_rows(s->be, "keys", &b, w_key(&b, &f.k, id, row_version(ver)), err);
+    int rc = rt__ch_insert_rows(s->be, "keys", &b, w_key(&b, &f.k, id, row_version(ver)), err);
     rt_buf_cleanup(&b);
     return rc;
 }
@@ -302,7 +291,7 @@ int rt__ch_put_audit(struct rt_store *s, const struct rt_audit *a, struct rt_err
               !rt__ch_w_cstr(&b, a->actor) && !rt__ch_w_cstr(&b, a->action) &&
               !rt__ch_w_cstr(&b, a->target) && !rt__ch_w_cstr(&b, a->detail) &&
               !rt__ch_w_u8(&b, a->detail != NULL);
-    int rc = insert_rows(s->be, "audit", &b, ok, err);
+    int rc = rt__ch_insert_rows(s->be, "audit", &b, ok, err);
     rt_buf_cleanup(&b);
     return rc;
 }

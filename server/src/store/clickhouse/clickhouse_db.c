@@ -74,8 +74,8 @@ static const struct ch_table schema_v1[] = {
 
 #define NTABLES (sizeof(schema_v1) / sizeof(schema_v1[0]))
 
-/* Columns appended to profiles after row_leaves, in the order write_profile writes them, with
- * the schema version that added each. 18.16 has no ADD COLUMN IF NOT EXISTS: add_columns
+/* Columns appended to tables (profiles after row_leaves, in the order write_profile writes
+ * them), with the schema version that added each. 18.16 has no ADD COLUMN IF NOT EXISTS: add_columns
  * looks first. A cluster's tables are created with them (no cluster database predates them).
  * Version 2: who sampled a profile (rt/producer.h) and the factor capacity scales its CPU by
  * (DESIGN §7); rows stored before read '' and 1: an unknown producer, compared and never
@@ -83,16 +83,33 @@ static const struct ch_table schema_v1[] = {
  * Version 3: the content hash that tells a retry from another profile under the same
  * profile_id (docs/decisions.md); rows stored before read 0, "not known".
  * Version 4: the type a profile's producer declared where RootTrace stored another (DESIGN
- * §12); rows stored before read 0, "as declared". */
+ * §12); rows stored before read 0, "as declared".
+ * Version 5: issues from alerts (DESIGN §13): an issue's source, its alert episode's key and
+ * the alert's details; issues stored before are the API's. */
 static const struct {
     int version;
-    const char *name, *type;
+    const char *table, *name, *type;
 } added_columns[] = {
-    {2, "producer", "String DEFAULT ''"},
-    {2, "cpu_scale", "Float64 DEFAULT 1"},
-    {3, "content_hash", "UInt64 DEFAULT 0"},
-    {4, "declared_type", "UInt8 DEFAULT 0"},
+    {2, "profiles", "producer", "String DEFAULT ''"},
+    {2, "profiles", "cpu_scale", "Float64 DEFAULT 1"},
+    {3, "profiles", "content_hash", "UInt64 DEFAULT 0"},
+    {4, "profiles", "declared_type", "UInt8 DEFAULT 0"},
+    {5, "issues", "source", "String DEFAULT 'api'"},
+    {5, "issues", "alert_key", "String DEFAULT ''"},
+    {5, "issues", "alert", "String DEFAULT ''"},
 };
+
+/* Tables created by a later schema version, with it (DESIGN §13, version 5: issues from
+ * alerts keep a log of states, read back with argMax: nothing is ever updated in place). */
+static const struct {
+    int version;
+    struct ch_table table;
+} added_tables[] = {
+    {5, {"issue_states", "id Int64, kind UInt8, at_ns Int64, ended_at_ns Int64, seq Int64",
+         "MergeTree", NULL, "ORDER BY (id, at_ns, seq)", false}},
+};
+
+#define NADDED_TABLES (sizeof(added_tables) / sizeof(added_tables[0]))
 
 #define NADDED (sizeof(added_columns) / sizeof(added_columns[0]))
 
@@ -100,15 +117,15 @@ static const struct {
  * table: the replicated NAME_local, then the Distributed NAME). 0 or RT_ENOMEM. */
 static int create_sql(const struct rt__ch *ch, const struct ch_table *t, struct rt_buf *b)
 {
-    bool profiles = strcmp(t->name, "profiles") == 0;
     if (!ch->cluster)
         return rt_buf_printf(b, "CREATE TABLE IF NOT EXISTS %s (%s) ENGINE = %s%s%s%s %s",
                              t->name, t->columns, t->engine, t->ver ? "(" : "",
                              t->ver ? t->ver : "", t->ver ? ")" : "", t->rest);
     int rc = rt_buf_printf(b, "CREATE TABLE IF NOT EXISTS %s.%s%s ON CLUSTER %s (%s", ch->db,
                            t->name, t->sharded ? "_local" : "", ch->cluster, t->columns);
-    for (size_t i = 0; !rc && profiles && i < NADDED; i++)
-        rc = rt_buf_printf(b, ", %s %s", added_columns[i].name, added_columns[i].type);
+    for (size_t i = 0; !rc && i < NADDED; i++)
+        if (strcmp(added_columns[i].table, t->name) == 0)
+            rc = rt_buf_printf(b, ", %s %s", added_columns[i].name, added_columns[i].type);
     if (!rc)
         rc = rt_buf_printf(b, ") ENGINE = Replicated%s('/clickhouse/tables/%s/%s/%s', "
                               "'{replica}'%s%s) %s",
@@ -383,39 +400,44 @@ static int check_unversioned(struct rt__ch *ch, struct rt_error *err)
     return 0;
 }
 
-/* Whether table profiles has column name. */
-static int has_column(struct rt__ch *ch, const char *name, bool *has, struct rt_error *err)
+/* Whether table has column name. */
+static int has_column(struct rt__ch *ch, const char *table, const char *name, bool *has,
+                      struct rt_error *err)
 {
-    char sql[256];
+    char sql[320];
     snprintf(sql, sizeof(sql),
              "SELECT count() FROM system.columns WHERE database = '%s' AND "
-             "table = 'profiles' AND name = '%s' FORMAT TabSeparated", ch->db, name);
+             "table = '%s' AND name = '%s' FORMAT TabSeparated", ch->db, table, name);
     int64_t n = 0;
     int rc = query_number(ch, sql, &n, err);
     *has = n > 0;
     return rc;
 }
 
-/* Adds the columns of schema version v that profiles lacks. Two nodes may migrate at once: an
- * ALTER that fails because the other added the column meanwhile is fine once it is there. */
+/* Adds the tables and columns of schema version v that the database lacks. Two nodes may
+ * migrate at once: an ALTER that fails because the other added the column meanwhile is fine
+ * once it is there. */
 static int add_columns(struct rt__ch *ch, int v, struct rt_error *err)
 {
+    for (size_t i = 0; i < NADDED_TABLES; i++)
+        if (added_tables[i].version == v && create_table(ch, &added_tables[i].table, err))
+            return err->code;
     for (size_t i = 0; i < NADDED; i++) {
         if (added_columns[i].version != v)
             continue;
-        const char *name = added_columns[i].name;
+        const char *table = added_columns[i].table, *name = added_columns[i].name;
         bool has = false;
-        if (has_column(ch, name, &has, err))
+        if (has_column(ch, table, name, &has, err))
             return err->code;
         if (has)
             continue;
         char sql[256];
-        snprintf(sql, sizeof(sql), "ALTER TABLE profiles ADD COLUMN %s %s", name,
+        snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", table, name,
                  added_columns[i].type);
         struct rt_error alter = {0};
         if (rt__ch_exec(ch, sql, NULL, 0, NULL, &alter) == 0)
             continue;
-        if (has_column(ch, name, &has, err))
+        if (has_column(ch, table, name, &has, err))
             return err->code;
         if (!has) {
             *err = alter;
@@ -487,6 +509,9 @@ static int migrate(struct rt__ch *ch, struct rt_error *err)
             return err->code;
         for (size_t i = 0; i < NTABLES; i++)
             if (create_table(ch, &schema_v1[i], err))
+                return err->code;
+        for (size_t i = 0; i < NADDED_TABLES; i++)
+            if (create_table(ch, &added_tables[i].table, err))
                 return err->code;
         return put_version(ch, RT__CH_SCHEMA_VERSION, err);
     }
@@ -561,6 +586,8 @@ static const struct rt__store_ops ch_ops = {
     .scan_deploys = rt__ch_scan_deploys,
     .put_issue = rt__ch_put_issue,
     .scan_issues = rt__ch_scan_issues,
+    .find_alert_issue = rt__ch_find_alert_issue,
+    .put_issue_state = rt__ch_put_issue_state,
     .scan_services = rt__ch_scan_services,
     .scan_instances = rt__ch_scan_instances,
     .set_service_config = rt__ch_set_service_config,

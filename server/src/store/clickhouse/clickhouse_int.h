@@ -15,7 +15,7 @@
 #include "store/store_int.h"
 
 /* Schema version this roottrace writes (the schema_version table). */
-#define RT__CH_SCHEMA_VERSION 4
+#define RT__CH_SCHEMA_VERSION 5
 
 /* Bounds on a statement, ms: connecting (a lost server answers 503 within seconds, not
  * minutes), the whole statement, and the health check's SELECT 1 (/healthz). */
@@ -223,6 +223,18 @@ int rt__ch_scan_liveness(struct rt_store *s, const char *service, int64_t from_n
 int rt__ch_put_deploy(struct rt_store *s, const struct rt_deploy *d, struct rt_error *err);
 int rt__ch_scan_deploys(struct rt_store *s, const char *service, int64_t from_ns,
                         int64_t to_ns, rt_store_deploy_cb cb, void *ud, struct rt_error *err);
+/* INSERTs the RowBinary rows in b into table; ENOMEM while building b (built false) is
+ * reported. */
+int rt__ch_insert_rows(struct rt__ch *ch, const char *table, struct rt_buf *b, bool built,
+                       struct rt_error *err);
+/* Runs a SELECT built in sql (ending in FORMAT RowBinary) into out; ENOMEM while building it
+ * (built false) is reported. */
+int rt__ch_select_rows(struct rt__ch *ch, struct rt_buf *sql, bool built, struct rt_buf *out,
+                       struct rt_error *err);
+int rt__ch_find_alert_issue(struct rt_store *s, const char *source, const char *alert_key,
+                            int64_t *id, struct rt_error *err);
+int rt__ch_put_issue_state(struct rt_store *s, int64_t id, enum rt_issue_state kind,
+                           int64_t at_ns, int64_t ended_at_ns, struct rt_error *err);
 int rt__ch_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
                      struct rt_error *err);
 int rt__ch_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,

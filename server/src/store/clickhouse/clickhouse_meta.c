@@ -32,8 +32,7 @@ int rt__ch_w_service(struct rt_buf *b, const char *name, int64_t at_ns)
     return rt__ch_w_cstr(b, name) || rt__ch_w_i64(b, at_ns) ? RT_ENOMEM : 0;
 }
 
-/* INSERTs the RowBinary rows in b into table; ENOMEM while building b is reported. */
-static int insert_rows(struct rt__ch *ch, const char *table, struct rt_buf *b, bool built,
+int rt__ch_insert_rows(struct rt__ch *ch, const char *table, struct rt_buf *b, bool built,
                        struct rt_error *err)
 {
     if (!built)
@@ -50,9 +49,7 @@ int rt__ch_put_poll(struct rt_store *s, const char *service, const char *instanc
     return rt__ch_put_polls(s, &p, 1, err);
 }
 
-/* Runs a SELECT built in sql (ending in FORMAT RowBinary) into out; ENOMEM while building it
- * (flagged by built) is reported. */
-static int select_rows(struct rt__ch *ch, struct rt_buf *sql, bool built, struct rt_buf *out,
+int rt__ch_select_rows(struct rt__ch *ch, struct rt_buf *sql, bool built, struct rt_buf *out,
                        struct rt_error *err)
 {
     if (!built)
@@ -84,7 +81,7 @@ int rt__ch_scan_liveness(struct rt_store *s, const char *service, int64_t from_n
               !rt_buf_printf(&sql, " AND at_ns >= %lld AND at_ns < %lld GROUP BY instance "
                                    "ORDER BY instance FORMAT RowBinary",
                              f - margin, t + margin);
-    int rc = select_rows(s->be, &sql, ok, &out, err);
+    int rc = rt__ch_select_rows(s->be, &sql, ok, &out, err);
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);
     struct rt__ch_strs strs = {0};
@@ -131,7 +128,7 @@ int rt__ch_put_deploy(struct rt_store *s, const struct rt_deploy *d, struct rt_e
     bool ok = !rt__ch_w_cstr(&b, d->service) && !rt__ch_w_cstr(&b, d->version) &&
               !rt__ch_w_cstr(&b, d->source) && !rt__ch_w_i64(&b, d->at_ns) &&
               !rt__ch_w_i64(&b, rt__ch_new_id());
-    int rc = insert_rows(s->be, "deploys", &b, ok, err);
+    int rc = rt__ch_insert_rows(s->be, "deploys", &b, ok, err);
     rt_buf_cleanup(&b);
     return rc;
 }
@@ -158,7 +155,7 @@ int rt__ch_scan_deploys(struct rt_store *s, const char *service, int64_t from_ns
                         "GROUP BY service, version, source) WHERE at >= %lld AND at < %lld "
                         "ORDER BY at, sq FORMAT RowBinary",
                         where.data, where.data, (long long)from_ns, (long long)to_ns);
-    int rc = select_rows(s->be, &sql, ok, &out, err);
+    int rc = rt__ch_select_rows(s->be, &sql, ok, &out, err);
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);
     struct rt__ch_strs strs = {0};
@@ -183,60 +180,6 @@ int rt__ch_scan_deploys(struct rt_store *s, const char *service, int64_t from_ns
     return rc;
 }
 
-int rt__ch_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
-                     struct rt_error *err)
-{
-    int64_t new_id = rt__ch_new_id();
-    struct rt_buf b;
-    rt_buf_init(&b, 0);
-    bool ok = !rt__ch_w_i64(&b, new_id) && !rt__ch_w_cstr(&b, i->service) &&
-              !rt__ch_w_cstr(&b, i->title) && !rt__ch_w_i64(&b, i->started_at_ns) &&
-              !rt__ch_w_i64(&b, i->created_at_ns ? i->created_at_ns : rt_time_now_ns());
-    int rc = insert_rows(s->be, "issues", &b, ok, err);
-    rt_buf_cleanup(&b);
-    if (!rc)
-        *id = new_id;
-    return rc;
-}
-
-int rt__ch_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
-                       struct rt_error *err)
-{
-    struct rt_buf sql, out;
-    rt_buf_init(&sql, 0);
-    rt_buf_init(&out, 0);
-    bool ok = !rt_buf_puts(&sql, "SELECT id, service, title, started_at_ns, created_at_ns "
-                                 "FROM issues");
-    if (id >= 0)
-        ok = ok && !rt_buf_printf(&sql, " WHERE id = %lld", (long long)id);
-    ok = ok && !rt_buf_puts(&sql, " ORDER BY started_at_ns DESC, id DESC LIMIT 1 BY id "
-                                  "FORMAT RowBinary");
-    int rc = select_rows(s->be, &sql, ok, &out, err);
-    struct rt__ch_rd r;
-    rt__ch_rd_init(&r, &out);
-    struct rt__ch_strs strs = {0};
-    bool any = false;
-    while (!rc && rt__ch_rd_more(&r)) {
-        rt__ch_strs_reset(&strs);
-        int64_t iid = rt__ch_rd_i64(&r);
-        size_t sv = rt__ch_strs_read(&strs, &r), title = rt__ch_strs_read(&strs, &r);
-        int64_t started = rt__ch_rd_i64(&r), created = rt__ch_rd_i64(&r);
-        if (r.bad) {
-            rc = rt__ch_bad_response("an issues query", err);
-            break;
-        }
-        any = true;
-        struct rt_issue is = {iid, rt__ch_strs_get(&strs, sv, false),
-                              rt__ch_strs_get(&strs, title, false), started, created};
-        rc = cb(ud, &is);
-    }
-    if (!rc && id >= 0 && !any)
-        rc = rt_error_set(err, RT_ENOTFOUND, "no issue %lld", (long long)id);
-    rt_buf_cleanup(&strs.buf);
-    rt_buf_cleanup(&sql);
-    rt_buf_cleanup(&out);
-    return rc;
-}
 
 int rt__ch_scan_services(struct rt_store *s, rt_store_service_cb cb, void *ud,
                          struct rt_error *err)
@@ -294,7 +237,7 @@ int rt__ch_scan_instances(struct rt_store *s, const char *service, rt_store_inst
         ok = ok && !rt_buf_puts(&sql, " WHERE service = ") && !rt__ch_quote_cstr(&sql, service);
     ok = ok && !rt_buf_puts(&sql, " GROUP BY service, instance ORDER BY service, instance "
                                   "FORMAT RowBinary");
-    int rc = select_rows(s->be, &sql, ok, &out, err);
+    int rc = rt__ch_select_rows(s->be, &sql, ok, &out, err);
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);
     struct rt__ch_strs strs = {0};

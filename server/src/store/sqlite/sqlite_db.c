@@ -11,7 +11,7 @@
 
 #include "sqlite_int.h"
 
-#define SCHEMA_VERSION 5
+#define SCHEMA_VERSION 6
 #define BUSY_TIMEOUT_MS 10000
 #define MAX_IDLE_READERS 8
 
@@ -107,9 +107,24 @@ static const char migrate_v4[] =
 static const char migrate_v5[] =
     "ALTER TABLE profiles ADD COLUMN declared_type INTEGER NOT NULL DEFAULT 0;";
 
+/* Version 5 -> 6: issues from alerts (DESIGN §13). An issue keeps its source, its alert
+ * episode's key (one issue per key) and the alert's details; what happens to it afterwards
+ * (notifications, resolved, an end set by hand) is a log of states. Issues stored before are
+ * the API's, open. */
+static const char migrate_v6[] =
+    "ALTER TABLE issues ADD COLUMN source TEXT NOT NULL DEFAULT 'api';"
+    "ALTER TABLE issues ADD COLUMN alert_key TEXT;"
+    "ALTER TABLE issues ADD COLUMN alert TEXT;"
+    "CREATE UNIQUE INDEX issues_alert ON issues(source, alert_key) WHERE alert_key IS NOT NULL;"
+    "CREATE TABLE issue_states("
+    " id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, kind INTEGER NOT NULL,"
+    " at_ns INTEGER NOT NULL, ended_at_ns INTEGER NOT NULL);"
+    "CREATE INDEX issue_states_issue ON issue_states(issue_id, kind, id);";
+
 /* Migrations: migrations[v] takes a database from version v to v + 1. */
 static const char *const migrations[SCHEMA_VERSION] = {rt__sqlite_schema_v1, migrate_v2,
-                                                       migrate_v3, migrate_v4, migrate_v5};
+                                                       migrate_v3, migrate_v4, migrate_v5,
+                                                       migrate_v6};
 
 int rt__sqlite_fail(struct rt__sqlite_conn *c, int rc, const char *what, struct rt_error *err)
 {
@@ -543,6 +558,8 @@ static const struct rt__store_ops sqlite_ops = {
     .scan_deploys = rt__sqlite_scan_deploys,
     .put_issue = rt__sqlite_put_issue,
     .scan_issues = rt__sqlite_scan_issues,
+    .find_alert_issue = rt__sqlite_find_alert_issue,
+    .put_issue_state = rt__sqlite_put_issue_state,
     .scan_services = rt__sqlite_scan_services,
     .scan_instances = rt__sqlite_scan_instances,
     .set_service_config = rt__sqlite_set_service_config,

@@ -14,6 +14,17 @@
 #define RT__SQLITE_RETAIN_BATCH 10000
 
 /* XX(name, sql): every statement, prepared on first use per connection. */
+/* An issue's columns with its states read back (DESIGN §13): its end is the latest state that
+ * sets one, resolved whether its alert said so, its notifications those of its alert. */
+#define RT__SQL_ISSUE_COLUMNS                                                                   \
+    "SELECT i.id, i.service, i.title, i.started_at_ns, i.created_at_ns, i.source, i.alert, "  \
+    "(SELECT ended_at_ns FROM issue_states s WHERE s.issue_id = i.id AND s.kind >= 2 "        \
+    "ORDER BY s.id DESC LIMIT 1), "                                                            \
+    "EXISTS(SELECT 1 FROM issue_states s WHERE s.issue_id = i.id AND s.kind = 2), "            \
+    "(SELECT max(at_ns) FROM issue_states s WHERE s.issue_id = i.id AND s.kind <= 2), "        \
+    "(SELECT count(*) FROM issue_states s WHERE s.issue_id = i.id AND s.kind <= 2) "           \
+    "FROM issues i "
+
 #define RT__SQL_MAP(XX)                                                                        \
     XX(BEGIN_WRITE, "BEGIN IMMEDIATE")                                                         \
     XX(COMMIT, "COMMIT")                                                                       \
@@ -82,12 +93,14 @@
     XX(DEPLOYS, "SELECT service, version, source, at_ns FROM deploys "                         \
                 "WHERE (?1 IS NULL OR service = ?1) AND at_ns >= ?2 AND at_ns < ?3 "           \
                 "ORDER BY at_ns, id")                                                          \
-    XX(ISSUE_ADD, "INSERT INTO issues(service, title, started_at_ns, created_at_ns) "          \
-                  "VALUES(?1, ?2, ?3, ?4)")                                                    \
-    XX(ISSUE_ONE, "SELECT id, service, title, started_at_ns, created_at_ns FROM issues "       \
-                  "WHERE id = ?1")                                                             \
-    XX(ISSUES_ALL, "SELECT id, service, title, started_at_ns, created_at_ns FROM issues "      \
-                   "ORDER BY started_at_ns DESC, id DESC")                                     \
+    XX(ISSUE_ADD, "INSERT INTO issues(service, title, started_at_ns, created_at_ns, source, "  \
+                  "alert_key, alert) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) "                      \
+                  "ON CONFLICT DO NOTHING")                                                    \
+    XX(ISSUE_BY_KEY, "SELECT id FROM issues WHERE source = ?1 AND alert_key = ?2")             \
+    XX(ISSUE_STATE_ADD, "INSERT INTO issue_states(issue_id, kind, at_ns, ended_at_ns) "        \
+                        "VALUES(?1, ?2, ?3, ?4)")                                              \
+    XX(ISSUE_ONE, RT__SQL_ISSUE_COLUMNS "WHERE i.id = ?1")                                     \
+    XX(ISSUES_ALL, RT__SQL_ISSUE_COLUMNS "ORDER BY i.started_at_ns DESC, i.id DESC")           \
     XX(SERVICES,                                                                               \
        "SELECT s.name, s.profiling_enabled, s.last_upload_ns, "                                \
        "EXISTS(SELECT 1 FROM profiles p WHERE p.service_id = s.id AND p.type = 1), "           \
@@ -264,6 +277,10 @@ int rt__sqlite_scan_deploys(struct rt_store *s, const char *service, int64_t fro
                             int64_t to_ns, rt_store_deploy_cb cb, void *ud, struct rt_error *err);
 int rt__sqlite_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
                          struct rt_error *err);
+int rt__sqlite_find_alert_issue(struct rt_store *s, const char *source, const char *alert_key,
+                                int64_t *id, struct rt_error *err);
+int rt__sqlite_put_issue_state(struct rt_store *s, int64_t id, enum rt_issue_state kind,
+                               int64_t at_ns, int64_t ended_at_ns, struct rt_error *err);
 int rt__sqlite_scan_issues(struct rt_store *s, int64_t id, rt_store_issue_cb cb, void *ud,
                            struct rt_error *err);
 int rt__sqlite_scan_services(struct rt_store *s, rt_store_service_cb cb, void *ud,

@@ -152,20 +152,51 @@ int rt__sqlite_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *
                          struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
+    const char *source = i->source && *i->source ? i->source : "api";
     if (rt__sqlite_begin(db, true, err))
         return err->code;
     struct rt__sqlite_arg args[] = {
         RT__SQLITE_TEXT(i->service), RT__SQLITE_TEXT(i->title), RT__SQLITE_I64(i->started_at_ns),
-        RT__SQLITE_I64(i->created_at_ns ? i->created_at_ns : rt_time_now_ns())};
-    if (rt__sqlite_step_write(db, RT__SQL_ISSUE_ADD, args, 4, "storing an issue", err)) {
+        RT__SQLITE_I64(i->created_at_ns ? i->created_at_ns : rt_time_now_ns()),
+        RT__SQLITE_TEXT(source),
+        RT__SQLITE_TEXT(i->alert_key), RT__SQLITE_TEXT(i->alert)};
+    if (rt__sqlite_step_write(db, RT__SQL_ISSUE_ADD, args, 7, "storing an issue", err)) {
         rt__sqlite_rollback(db);
         return err->code;
     }
-    int64_t new_id = sqlite3_last_insert_rowid(db->w->db);
+    int64_t new_id = sqlite3_changes(db->w->db) ? sqlite3_last_insert_rowid(db->w->db) : 0;
     if (rt__sqlite_commit(db, err))
+        return err->code;
+    /* an alert's issue stored meanwhile (the unique key): that one */
+    if (!new_id && rt__sqlite_find_alert_issue(s, source, i->alert_key, &new_id, err))
         return err->code;
     *id = new_id;
     return 0;
+}
+
+static int id_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
+{
+    *(int64_t *)ud = sqlite3_column_int64(st, 0);
+    return 1;
+}
+
+int rt__sqlite_find_alert_issue(struct rt_store *s, const char *source, const char *alert_key,
+                                int64_t *id, struct rt_error *err)
+{
+    struct rt__sqlite_arg args[] = {RT__SQLITE_TEXT(source), RT__SQLITE_TEXT(alert_key)};
+    *id = 0;
+    int rc = rt__sqlite_each_row(s->be, RT__SQL_ISSUE_BY_KEY, args, 2, id_row, id,
+                                 "looking up an alert's issue", err);
+    return rc < 0 ? rc : 0;
+}
+
+int rt__sqlite_put_issue_state(struct rt_store *s, int64_t id, enum rt_issue_state kind,
+                               int64_t at_ns, int64_t ended_at_ns, struct rt_error *err)
+{
+    struct rt__sqlite_arg args[] = {RT__SQLITE_I64(id), RT__SQLITE_I64((int64_t)kind),
+                                    RT__SQLITE_I64(at_ns), RT__SQLITE_I64(ended_at_ns)};
+    return rt__sqlite_write_one(s->be, RT__SQL_ISSUE_STATE_ADD, args, 4, "storing an issue's "
+                                "state", err);
 }
 
 struct issues_scan {
@@ -178,9 +209,17 @@ static int issue_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
 {
     struct issues_scan *u = ud;
     u->any = true;
-    struct rt_issue i = {sqlite3_column_int64(st, 0), rt__sqlite_text(st, 1),
-                         rt__sqlite_text(st, 2), sqlite3_column_int64(st, 3),
-                         sqlite3_column_int64(st, 4)};
+    struct rt_issue i = {.id = sqlite3_column_int64(st, 0),
+                         .service = rt__sqlite_text(st, 1),
+                         .title = rt__sqlite_text(st, 2),
+                         .started_at_ns = sqlite3_column_int64(st, 3),
+                         .created_at_ns = sqlite3_column_int64(st, 4),
+                         .source = rt__sqlite_text(st, 5),
+                         .alert = rt__sqlite_text(st, 6),
+                         .ended_at_ns = sqlite3_column_int64(st, 7),
+                         .resolved = sqlite3_column_int(st, 8) != 0,
+                         .notified_at_ns = sqlite3_column_int64(st, 9),
+                         .notifications = sqlite3_column_int64(st, 10)};
     return u->cb(u->ud, &i);
 }
 
