@@ -112,6 +112,13 @@ accuracy: $(BUILD)/roottrace
 test-agents: $(BUILD)/roottrace
 	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) scripts/test-agents.sh
 
+# Issues from alerts (tests/alerts, DESIGN §13): the real Alertmanager 0.25 (Debian's package,
+# run as private processes; two clustered replicas too) and Grafana's webhook payload against a
+# fresh `roottrace serve` (scripts/test-alerts.sh). About 40 s.
+.PHONY: test-alerts
+test-alerts: $(BUILD)/roottrace
+	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) scripts/test-alerts.sh
+
 # The conformance suite against ClickHouse (docs/internals/clickhouse.md): the store's unit tests
 # and the integration tests on Debian's clickhouse-server 18.16 and on ClickHouse 26.9 (chDB),
 # then on a replicated cluster of two 18.16 replicas (scripts/test-clickhouse.sh), with the

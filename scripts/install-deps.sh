@@ -22,8 +22,11 @@ if [ $BUILD_ONLY -eq 0 ]; then
     # a private server; the package's own service is not used).
     # clang and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes of Debian 12's
     # clang 14): `make fuzz` (scripts/fuzz.sh); `make test` replays the fuzz inputs with gcc.
+    # prometheus-alertmanager (0.25, /usr/bin/prometheus-alertmanager): tests/alerts runs it as
+    # private processes on free loopback ports (scripts/test-alerts.sh); the package's own
+    # service (:9093, started at install where systemd runs) is neither needed nor used.
     pkgs+=(python3-pytest curl chromium php-cli php-excimer phpunit php-fpm libfcgi-bin
-           clickhouse-server zookeeperd clang libclang-rt-14-dev)
+           clickhouse-server zookeeperd clang libclang-rt-14-dev prometheus-alertmanager)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -209,6 +209,34 @@ def test_starts_at_before_1970_or_far_ahead_is_refused(known, path):
               "only the good alert's issue")
 
 
+def test_patch_ended_at(known):
+    """PATCH /api/v1/issues/{id} {"ended_at": time|null}: admin only; ends or reopens an issue;
+    anything else in ended_at is a 400."""
+    service = "patched"
+    make_service_known(known, service)
+    r = post_raw(known, AM_PATH, json.dumps(payload(AM_PATH, [good_alert(
+        "dddddddddddddddd", service=service)])).encode())
+    assert r.status == 200, (r.status, r.body)
+    (it,) = wait_issues(known, 1, service=service)
+    path = f"/api/v1/issues/{it['id']}"
+    end = iso(parse_time(it["started_at"]) + 60)
+    for token, status in (("", 401), (known.key("ingest"), 403), (known.key("read"), 403)):
+        assert_error(known.request("PATCH", path, body={"ended_at": end}, token=token), status)
+    for bad in ({"ended_at": 5.5e20}, {"ended_at": "soon"}, {"ended_at": []}, [], {}):
+        assert_error(known.request("PATCH", path, body=bad), 400)
+    assert_error(known.request("PATCH", "/api/v1/issues/999999", body={"ended_at": end}), 404)
+    r = known.request("PATCH", path, body={"ended_at": end})
+    assert r.status == 200, (r.status, r.body)
+    assert r.json()["state"] == "ended", r.body
+    assert parse_time(r.json()["ended_at"]) == parse_time(end), r.body
+    got = known.get(path).json()
+    assert got["state"] == "ended" and parse_time(got["ended_at"]) == parse_time(end), got
+    r = known.request("PATCH", path, body={"ended_at": None})
+    assert r.status == 200, (r.status, r.body)
+    got = known.get(path).json()
+    assert got["state"] == "open" and got["ended_at"] is None, got
+
+
 def test_no_refused_body_opened_anything(known):
     """Last in the module: nothing of the refused bodies above opens an issue later."""
     holds_for(lambda: issues(known, service="bad") == [], 1.5, "no issue for the refused bodies")

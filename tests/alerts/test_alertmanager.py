@@ -270,6 +270,28 @@ def test_alert_without_service_is_unmatched_and_audited(server, receivers):
     holds_for(lambda: issues(server) == [], 1.5, "no issue")
 
 
+def test_an_opened_issue_is_seen_with_its_notification(server):
+    """The issue an alert opens is never read half-made: from the first answer that lists it,
+    it carries the notification that opened it (notifications >= 1, last_notified_at set).
+    Posted straight to the receiver, read back as fast as the API answers."""
+    make_service_known(server, "checkout")
+    seen = []
+    for k in range(30):
+        fp = f"{k:016x}"
+        a = {"status": "firing", "labels": {"alertname": f"Probe{k}", "service": "checkout"},
+             "annotations": {}, "startsAt": iso(time.time() - 60),
+             "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "", "fingerprint": fp}
+        r = server.post(AM_PATH, body={"version": "4", "alerts": [a]})
+        assert r.status == 200, (r.status, r.body)
+        it = wait_until(lambda: [x for x in issues(server) if x["alert"]["fingerprint"] == fp],
+                        10, f"the issue of alert {fp}", interval=0.001)[0]
+        seen.append(it)
+    half = [x for x in seen if x["alert"]["notifications"] < 1
+            or x["alert"]["last_notified_at"] is None]
+    assert not half, f"{len(half)} of {len(seen)} issues first read without their " \
+                     f"notification, e.g. {half[0]}"
+
+
 # --- the issue's diff ------------------------------------------------------------------------
 
 def upload_step(server, service, t_step, before, after, lo, hi, step=10):

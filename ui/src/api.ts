@@ -169,5 +169,14 @@ export interface DiffAnswer {
   quality: { baseline: Quality; current: Quality; warnings: string[] };
   cpu_agreement?: { baseline: CpuAgreement | null; current: CpuAgreement | null } | null;
 }
-export interface Issue { id: string; service: string; title: string; started_at: string; created_at: string }
+/** The alert that opened an issue (DESIGN §13). */
+export interface IssueAlert {
+  fingerprint: string; starts_at: string; lead_s: number; lead_source: "annotation" | "server" | "none";
+  labels: Record<string, string>; generator_url: string | null; status: "firing" | "resolved";
+  last_notified_at: string | null; notifications: number;
+}
+export interface Issue {
+  id: string; service: string; title: string; started_at: string; created_at: string;
+  ended_at?: string | null; state?: "open" | "ended"; source?: "api" | "alertmanager" | "grafana"; alert?: IssueAlert | null;
+}
 export interface Deploy { version: string; at: string; source: "declared" | "observed" }

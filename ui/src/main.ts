@@ -56,7 +56,7 @@ async function route(): Promise<void> {
   const view = h("div", { class: "view" });
   try {
     if (parts[0] === "service" && parts[1]) await servicePage(view, parts[1], q, go);
-    else if (parts[0] === "issues") await issuesPage(view);
+    else if (parts[0] === "issues") await issuesPage(view, q, go);
     else if (parts[0] === "issue" && parts[1]) await issuePage(view, parts[1], q, go);
     else await servicesPage(view);
   } catch (e) {

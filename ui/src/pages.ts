@@ -147,8 +147,13 @@ export async function servicePage(root: HTMLElement, name: string, q: Params, go
   }).catch((e) => replace(flameBox, errorBox(e)));
 
   const pickMsg = h("p", { class: "pick-msg" });
-  Promise.all([sampleBuckets(name, type, from, to, 30), deploys]).then(([buckets, ds]) => {
+  const issues = api.get<api.Issue[]>("/api/v1/issues", { service: name }).catch(() => [] as api.Issue[]);
+  Promise.all([sampleBuckets(name, type, from, to, 30), deploys, issues]).then(([buckets, ds, is]) => {
     const markers: Marker[] = ds.map((d) => ({ at: Date.parse(d.at), label: d.version, kind: d.source }));
+    // issues that alerts opened, at their start (DESIGN §13)
+    for (const i of is)
+      if (i.alert && Date.parse(i.started_at) >= from && Date.parse(i.started_at) < to)
+        markers.push({ at: Date.parse(i.started_at), label: `alert: ${i.title}`, kind: "issue" });
     const canIssue = api.canChange();
     replace(tlBox, timeline({
       from, to, buckets, markers, unit: "samples",
@@ -171,18 +176,43 @@ async function investigate(service: string, type: api.PType, t: number, msg: HTM
 
 // ---- issues ----
 
-export async function issuesPage(root: HTMLElement): Promise<void> {
-  const list = await api.get<api.Issue[]>("/api/v1/issues");
+/** Who opened an issue: by hand, or which alerting system (DESIGN §13). */
+function openedBy(i: api.Issue): string {
+  return i.source === "alertmanager" ? "Alertmanager alert" : i.source === "grafana" ? "Grafana alert" : "by hand";
+}
+
+export async function issuesPage(root: HTMLElement, q?: Params, go?: (p: Params) => void): Promise<void> {
+  const state = q?.get("state") === "open" || q?.get("state") === "ended" ? q.get("state") as string : "";
+  const list = await api.get<api.Issue[]>("/api/v1/issues", state ? { state } : undefined);
+  const filter = h("div", { class: "tabs", "data-testid": "issue-state" }, ...[["", "All"], ["open", "Open"], ["ended", "Ended"]].map(([v, label]) =>
+    h("button", { type: "button", "aria-pressed": String(v === state), onclick: () => go?.(new URLSearchParams(v ? { state: v } : {})) }, label)));
   if (!list.length) {
-    replace(root, h("h1", null, "Issues"), notice("info", "No issues yet", "Open one from a service's timeline (click a point: investigate from here), or POST /api/v1/issues, or `roottrace issue create`."));
+    replace(root, h("h1", null, "Issues"), filter, notice("info", state ? `No ${state} issues` : "No issues yet", "Open one from a service's timeline (click a point: investigate from here), POST /api/v1/issues or `roottrace issue create`; or let an alert open it (docs/alerts.md)."));
     return;
   }
-  replace(root, h("h1", null, "Issues"), h("table", { class: "issues" },
-    h("thead", null, h("tr", null, h("th", null, "Issue"), h("th", null, "Service"), h("th", null, "Started"))),
-    h("tbody", null, ...list.map((i) => h("tr", null,
+  replace(root, h("h1", null, "Issues"), filter, h("table", { class: "issues" },
+    h("thead", null, h("tr", null, ...["Issue", "Service", "Started", "Ended", "Opened"].map((t) => h("th", null, t)))),
+    h("tbody", null, ...list.map((i) => h("tr", { "data-source": i.source ?? "api" },
       h("td", null, h("a", { href: `#/issue/${i.id}` }, `#${i.id} ${i.title}`)),
       h("td", null, h("a", { href: `#/service/${encodeURIComponent(i.service)}` }, i.service)),
-      h("td", null, fmt.time(i.started_at)))))));
+      h("td", null, fmt.time(i.started_at)),
+      h("td", null, i.ended_at ? fmt.time(i.ended_at) : "open"),
+      h("td", { "data-testid": "opened-by" }, openedBy(i), i.alert ? ` (${i.alert.status})` : ""))))));
+}
+
+/** The alert that opened an issue: its status, labels, lead time and a link to where it
+ * fired (its generatorURL: Prometheus' graph, Grafana's rule). */
+function alertBox(i: api.Issue): HTMLElement | null {
+  const a = i.alert;
+  if (!a) return null;
+  const lead = a.lead_s > 0 ? ` The issue starts ${fmt.span(a.lead_s)} before the alert's start (${a.lead_source === "annotation" ? "its roottrace_lead annotation" : "the server's --alert-lead"}).` : "";
+  return h("div", { class: "notice info alert-box", "data-testid": "issue-alert" },
+    h("strong", null, `${openedBy(i)} ${a.status}`), ` · fired ${fmt.time(a.starts_at)}`, i.ended_at ? ` · ended ${fmt.time(i.ended_at)}` : "",
+    ` · ${a.notifications} notification${a.notifications === 1 ? "" : "s"}.${lead}`,
+    h("div", { class: "labels" }, ...Object.entries(a.labels).map(([k, v]) => h("code", null, `${k}=${v}`))),
+    a.generator_url && /^https?:\/\//.test(a.generator_url)
+      ? h("a", { href: a.generator_url, target: "_blank", rel: "noopener noreferrer", "data-testid": "generator-url" }, "where it fired")
+      : null);
 }
 
 // ---- one issue: the heart (DESIGN §6, §7) ----
@@ -196,7 +226,8 @@ export async function issuePage(root: HTMLElement, id: string, q: Params, go: (p
   const type = (types.includes(q.get("type") as api.PType) ? q.get("type") : types.includes("cpu") ? "cpu" : types[0]) as api.PType;
   const head = h("div", { class: "page-head" },
     h("h1", null, `#${issue.id} ${issue.title}`),
-    h("p", null, "Service ", h("a", { href: `#/service/${encodeURIComponent(issue.service)}` }, issue.service), ` · started ${fmt.time(issue.started_at)}`));
+    h("p", null, "Service ", h("a", { href: `#/service/${encodeURIComponent(issue.service)}` }, issue.service), ` · started ${fmt.time(issue.started_at)}`,
+      issue.ended_at ? ` · ended ${fmt.time(issue.ended_at)}` : " · open"), alertBox(issue));
   if (svc && !svc.profiling_enabled && !svc.types.length) {
     replace(root, head, notice("warn", "Profiling is off", "This service has no profiles: turn profiling on, wait for data, and come back."), svc ? toggle(svc) : null);
     return;

@@ -467,3 +467,32 @@ test("another agent's profile: who sampled it beside the badge, its relabel, and
   assert.match(await page.textContent('.card.service[data-service="agentpy"] [data-testid=foreign-note]'), /cannot stop its sampling/);
   await page.context().close();
 });
+
+test("an issue an alert opened: the list says so, its page shows the alert and links to where it fired, the service's timeline marks it", async () => {
+  const starts = new Date(T - 2 * 60 * S).toISOString().replace(/\.\d+Z$/, "Z");
+  const r = await api("POST", "/api/v1/alerts/alertmanager", {
+    version: "4", status: "firing", alerts: [{
+      status: "firing", labels: { alertname: "HighLatency", service: "shop", severity: "page" },
+      annotations: { summary: "checkout p99 over 2 s" }, startsAt: starts, endsAt: "0001-01-01T00:00:00Z",
+      generatorURL: "http://prometheus.example:9090/graph?g0.expr=latency", fingerprint: "ui-fp-1",
+    }],
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  let issue;
+  for (let k = 0; k < 100 && !issue; k++) {
+    issue = (await api("GET", "/api/v1/issues", undefined, { params: { service: "shop" } })).body.find((i) => i.source === "alertmanager");
+    if (!issue) await new Promise((res) => setTimeout(res, 50));
+  }
+  assert.ok(issue, "the alert opened an issue");
+  const page = await newPage();
+  await ready(page, "#/issues", "table.issues");
+  assert.match(await page.textContent(`table.issues tr[data-source=alertmanager] [data-testid=opened-by]`), /Alertmanager alert \(firing\)/);
+  await ready(page, `#/issue/${issue.id}`, "[data-testid=issue-alert]");
+  assert.match(await page.textContent("[data-testid=issue-alert]"), /Alertmanager alert firing.*severity=page/s);
+  assert.equal(await page.getAttribute("[data-testid=generator-url]", "href"), "http://prometheus.example:9090/graph?g0.expr=latency");
+  await shot(page, "issue-from-alert");
+  await ready(page, "#/service/shop?type=cpu", ".timeline canvas");
+  const marks = JSON.parse(await page.getAttribute(".timeline canvas", "data-markers"));
+  assert.ok(marks.some((m) => m.kind === "issue" && /checkout p99 over 2 s/.test(m.label)), JSON.stringify(marks));
+  await page.context().close();
+});

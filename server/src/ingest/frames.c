@@ -42,10 +42,11 @@ static struct rt_str drop_line(struct rt_str s)
     return s;
 }
 
-/* Appends n bytes to the output cursor. */
+/* Appends n bytes to the output cursor (which may run over p itself: a name shortened in
+ * place). */
 static void put(char **o, const char *p, size_t n)
 {
-    memcpy(*o, p, n);
+    memmove(*o, p, n);
     *o += n;
 }
 
@@ -282,6 +283,26 @@ static struct rt_str drop_offset(struct rt_str s, unsigned *shapes)
     return s;
 }
 
+struct rt_str rt__frame_java_lambda(struct rt_str in, char *scratch, unsigned *shapes)
+{
+    static const char lambda[] = "$$Lambda";
+    const char *p = in.len >= sizeof(lambda) ? memmem(in.ptr, in.len, lambda, sizeof(lambda) - 1)
+                                             : NULL;
+    if (!p)
+        return in;
+    size_t head = (size_t)(p - in.ptr) + sizeof(lambda) - 1;
+    ptrdiff_t dot = last_of(in, '.');
+    if (dot < (ptrdiff_t)head || (size_t)dot + 1 == in.len)
+        return in;
+    if ((size_t)dot == head) /* "X$$Lambda.run": nothing to drop */
+        return in;
+    char *o = scratch;
+    put(&o, in.ptr, head);
+    put(&o, in.ptr + dot, in.len - (size_t)dot);
+    *shapes |= RT__SHAPE_LAMBDA;
+    return (struct rt_str){scratch, (size_t)(o - scratch)};
+}
+
 struct rt_str rt__frame_normalize(struct rt_str in, char *scratch, unsigned *shapes)
 {
     struct rt_str s = rt_ingest_normalize_folded_frame(in), out;
@@ -290,7 +311,7 @@ struct rt_str rt__frame_normalize(struct rt_str in, char *scratch, unsigned *sha
     if (spy_shape(s, scratch, &out, shapes) || path_function_shape(s, scratch, &out, shapes) ||
         scriptless_shape(s, scratch, &out, shapes))
         return out;
-    return drop_offset(s, shapes);
+    return rt__frame_java_lambda(drop_offset(s, shapes), scratch, shapes);
 }
 
 struct rt_str rt__frame_with_file(struct rt_str fn, struct rt_str file, char *scratch)

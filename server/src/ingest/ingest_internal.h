@@ -191,8 +191,16 @@ enum {
     RT__SHAPE_OFFSET = 2,        /* perf's "func+0x1f" */
     RT__SHAPE_PYSPY = 4,         /* py-spy's "func (path/file.py:LINE)" */
     RT__SHAPE_RBSPY = 8,         /* rbspy's "func (path/file.rb:LINE)" */
-    RT__SHAPE_PATH_FUNCTION = 16 /* "path:function:LINE" (austin, @datadog/pprof) */
+    RT__SHAPE_PATH_FUNCTION = 16, /* "path:function:LINE" (austin, @datadog/pprof) */
+    RT__SHAPE_LAMBDA = 32         /* a Java lambda's hidden class with its run's ids */
 };
+
+/* A Java lambda's frame without the ids of its hidden class, which change with every JVM run:
+ * "Heavy$$Lambda+0x000001c39a007200.2136288211.getAsInt" (JDK 21+, as JFR names it) and
+ * "com.shop.Cart$$Lambda$14.0x0000000800c03000.run" (JDK 17) read "Heavy$$Lambda.getAsInt"
+ * and "com.shop.Cart$$Lambda.run", as Pyroscope merges them. Returns in itself, or a name
+ * written into scratch (in.len bytes); ORs RT__SHAPE_LAMBDA into *shapes when it drops. */
+struct rt_str rt__frame_java_lambda(struct rt_str in, char *scratch, unsigned *shapes);
 
 /* A frame of folded text (or a name of another producer's pprof) as `module.function` with no
  * line number (DESIGN §3): the folded suffix rules (rt_ingest_normalize_folded_frame), then

@@ -253,8 +253,9 @@ static int no_period(struct dec *d, const char *type, const char *event)
 {
     return rt_error_set(d->err, RT_ETYPE,
                         "the JFR recording states no sampling period for its %s samples (%s "
-                        "has no period or interval setting) and the upload gave none: send the "
-                        "sampling rate as sampleRate=<Hz> (e.g. sampleRate=100 for 10 ms)",
+                        "has no period or interval setting) and the upload gave none: give the "
+                        "sampling rate (sampleRate=<Hz> on /ingest, e.g. 100 for 10 ms; "
+                        "--period_ns with `roottrace ingest`)",
                         type, event);
 }
 

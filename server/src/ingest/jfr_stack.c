@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest_internal.h"
 #include "jfr_internal.h"
 #include "rt/profile.h"
 
@@ -40,6 +41,11 @@ static int frame_name(struct rt__jfr_stacks *s, const struct rt__jfr_val *mv, bo
         s->scratch[n++] = '.';
     memcpy(s->scratch + n, method.ptr, method.len);
     *out = (struct rt_str){s->scratch, n + method.len};
+    /* a lambda's hidden class: its ids change with every run (frames.c), written in place */
+    unsigned shapes = 0;
+    struct rt_str l = rt__frame_java_lambda(*out, s->scratch, &shapes);
+    if (shapes)
+        *out = l;
     if (out->len == 0)
         *out = RT_STR_LIT("[unknown]");
     return 0;

@@ -81,6 +81,12 @@ static void test_other_shapes(void)
 {
     static const struct shape_case c[] = {
         {"runtime.mapassign_faststr+0x277", "runtime.mapassign_faststr", RT__SHAPE_OFFSET},
+        /* a Java lambda's hidden class (speedscope's heavy.jfr, JDK 17's naming) */
+        {"Heavy$$Lambda+0x000001c39a007200.2136288211.getAsInt", "Heavy$$Lambda.getAsInt",
+         RT__SHAPE_LAMBDA},
+        {"com.shop.Cart$$Lambda$14.0x0000000800c03000.run", "com.shop.Cart$$Lambda.run",
+         RT__SHAPE_LAMBDA},
+        {"com.shop.Cart$$Lambda.run", "com.shop.Cart$$Lambda.run", 0},
         {"main+0x1f", "main", RT__SHAPE_OFFSET},
         {"vfs_read_[k]", "vfs_read", 0},
         {"main.go:12", "main.go", RT__SHAPE_LINE},

@@ -267,7 +267,10 @@ static void test_heavy(void)
     CHECK_NEAR(self(p, "java.util.concurrent.atomic.AtomicLong.compareAndSet"), 25, 0);
     CHECK(ends_with(p, "java.util.stream.IntPipeline.forEachWithCancel",
                     "java.util.stream.SliceOps$2$1.cancellationRequested"));
-    CHECK(has_frame(p, "Heavy$$Lambda+0x000001c39a007200.2136288211.getAsInt"));
+    /* `jfr print` names it Heavy$$Lambda+0x000001c39a007200.2136288211.getAsInt: the hidden
+     * class's ids change with every run, so the frame is the lambda's (frames.c) */
+    CHECK(has_frame(p, "Heavy$$Lambda.getAsInt"));
+    CHECK(!has_frame(p, "Heavy$$Lambda+0x000001c39a007200.2136288211.getAsInt"));
     CHECK_INT(line_numbers(p), 0);
     CHECK_INT(r.sk.native_method, 44);
     CHECK_INT(r.sk.allocation, 40);
