@@ -26,6 +26,7 @@ suite "Go SDK (go test)" scripts/test-go.sh || exit 1
 suite "Java SDK (JUnit 5, every JDK >= 11 installed)" scripts/test-java.sh || exit 1
 suite "PHP SDK (PHPUnit, with and without ext-excimer)" scripts/test-php.sh || exit 1
 suite "Pyroscope's agents against the server (go, nodejs, python, java; py-spy files)" make --no-print-directory test-agents || exit 1
+suite "issues from alerts: Alertmanager 0.25 (one, and two clustered replicas) and Grafana's webhook" make --no-print-directory test-alerts || exit 1
 suite "UI (playwright-core, Chromium)" scripts/test-ui.sh || exit 1
 suite "SDK faults: server down 60 s, then back" scripts/test-faults.sh || exit 1
 exit $failed

@@ -28,6 +28,16 @@ static struct {
     unsigned long runs;
 } fx;
 
+/* Dispatches req with the fixture's context and frees the answer; returns its status. */
+static int fixture_dispatch(const struct rt_api_req *req)
+{
+    struct rt_api_resp resp;
+    rt_api_dispatch(&fx.ctx, req, &resp);
+    int status = resp.status;
+    rt_api_resp_cleanup(&resp);
+    return status;
+}
+
 /* Dispatches one request with the fixture's context and frees the answer; returns its
  * status. */
 static int fixture_call(const char *method, const char *path, const struct rt_api_param *params,
@@ -36,11 +46,7 @@ static int fixture_call(const char *method, const char *path, const struct rt_ap
     struct rt_api_req req = {.method = method, .path = path, .params = params,
                              .nparams = nparams, .content_type = content_type, .body = body,
                              .body_len = body ? strlen(body) : 0, .no_hold = true};
-    struct rt_api_resp resp;
-    rt_api_dispatch(&fx.ctx, &req, &resp);
-    int status = resp.status;
-    rt_api_resp_cleanup(&resp);
-    return status;
+    return fixture_dispatch(&req);
 }
 
 /* Uploads folded stacks (nanoseconds) of service/type/version, started ago_s seconds ago. */
@@ -135,5 +141,15 @@ static void fixture_tick(void)
     fixture_close();
     fixture_open();
 }
+
+/* Defines libFuzzer's LLVMFuzzerInitialize as opening the fixture, for the targets that need
+ * nothing more before their first input. */
+#define FIXTURE_FUZZER_INITIALIZE()                                                               \
+    int LLVMFuzzerInitialize(int *argc, char ***argv);                                            \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                                             \
+    {                                                                                             \
+        fixture_tick();                                                                           \
+        return 0;                                                                                 \
+    }
 
 #endif

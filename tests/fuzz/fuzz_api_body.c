@@ -12,7 +12,6 @@
 
 #include "api_fixture.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum route { R_SESSION, R_ISSUE, R_DEPLOY, R_PROFILING_API, R_PROFILING_NEW, R_KEY, R_NROUTES };
@@ -28,11 +27,7 @@ static const struct {
     [R_KEY] = {"POST", "/api/v1/keys"},
 };
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    fixture_tick();
-    return 0;
-}
+FIXTURE_FUZZER_INITIALIZE()
 
 /* The string member key of resp's JSON, or "". */
 static const char *member(const struct rt_api_resp *resp, const char *key)
@@ -50,9 +45,7 @@ static void get(const char *path, const char *cookie, const char *const *kv)
         params[n++] = (struct rt_api_param){kv[0], kv[1]};
     struct rt_api_req req = {.method = "GET", .path = path, .params = params, .nparams = n,
                              .cookie = cookie, .no_hold = true};
-    struct rt_api_resp resp;
-    rt_api_dispatch(&fx.ctx, &req, &resp);
-    rt_api_resp_cleanup(&resp);
+    fixture_dispatch(&req);
 }
 
 /* Reads back what a successful write stored. */

@@ -14,7 +14,6 @@
 
 #define MAX_PARAMS 32
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct {
@@ -30,11 +29,7 @@ static const struct {
     {"GET", "/api/v1/timeline"}, /* appended: the seeds' route bytes keep their routes */
 };
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    fixture_tick();
-    return 0;
-}
+FIXTURE_FUZZER_INITIALIZE()
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -74,9 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     req.path = path;
     req.params = params;
     req.nparams = n;
-    struct rt_api_resp resp;
-    rt_api_dispatch(&fx.ctx, &req, &resp);
-    rt_api_resp_cleanup(&resp);
+    fixture_dispatch(&req);
     /* The poll an SDK config request queued is written now rather than by the writer thread
      * within the second: a run that ends with more allocations than frees makes libFuzzer
      * scan for leaks, which cost 25 ms a run. */

@@ -12,14 +12,9 @@
 
 #include "api_fixture.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    fixture_tick();
-    return 0;
-}
+FIXTURE_FUZZER_INITIALIZE()
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -46,8 +41,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                              .nparams = n,
                              .content_type = sel & 1 ? "text/plain" : "application/octet-stream",
                              .body = data + 1, .body_len = size - 1, .no_hold = true};
-    struct rt_api_resp resp;
-    rt_api_dispatch(&fx.ctx, &req, &resp);
-    rt_api_resp_cleanup(&resp);
+    fixture_dispatch(&req);
     return 0;
 }

@@ -11,14 +11,9 @@
 
 #include "api_fixture.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    fixture_tick();
-    return 0;
-}
+FIXTURE_FUZZER_INITIALIZE()
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -53,9 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                      : "text/plain",
                              .body = body, .body_len = (size_t)(data + size - body),
                              .no_hold = true, .peer = "127.0.0.1"};
-    struct rt_api_resp resp;
-    rt_api_dispatch(&fx.ctx, &req, &resp);
-    rt_api_resp_cleanup(&resp);
+    fixture_dispatch(&req);
     free(q);
     return 0;
 }

@@ -8,14 +8,9 @@
 
 #include "api_fixture.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    fixture_tick();
-    return 0;
-}
+FIXTURE_FUZZER_INITIALIZE()
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -27,8 +22,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                          : "application/proto",
                              .body = data + 1, .body_len = size - 1, .no_hold = true,
                              .peer = "127.0.0.1"};
-    struct rt_api_resp resp;
-    rt_api_dispatch(&fx.ctx, &req, &resp);
-    rt_api_resp_cleanup(&resp);
+    fixture_dispatch(&req);
     return 0;
 }

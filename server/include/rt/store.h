@@ -230,10 +230,11 @@ struct rt_issue {
     const char *alert_key;    /* the alert episode's key within its source ("fingerprint|
                                  startsAt ns"), NULL for an issue opened by hand */
     const char *alert;        /* the alert's details as JSON text (issues from alerts), or NULL */
-    /* read back from the states (ignored by rt_store_put_issue): */
+    /* read back from the states (ignored by rt_store_put_issue but notified_at_ns): */
     int64_t ended_at_ns;      /* 0: open */
     bool resolved;            /* the alert said resolved */
-    int64_t notified_at_ns;   /* the last notification of the alert; 0: none */
+    int64_t notified_at_ns;   /* the last notification of the alert; 0: none. Given to
+                                 rt_store_put_issue: the notification that opens the issue */
     int64_t notifications;    /* notifications of the alert received */
 };
 
@@ -245,7 +246,9 @@ enum rt_issue_state {
 };
 
 /* Stores a new issue; sets *id. With alert_key set, an issue of the same (source, alert_key)
- * already stored is found instead (*id is its id): two nodes opening it at once store one. */
+ * already stored is found instead (*id is its id): two nodes opening it at once store one.
+ * With notified_at_ns > 0 the notification that opens it is stored with it: no reader sees
+ * the issue without it (on the found issue it counts as a repeat). */
 int rt_store_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
                        struct rt_error *err);
 

@@ -18,13 +18,14 @@ int64_t rt_time_now_ns(void);
 int64_t rt_time_mono_ns(void);
 
 /* Parses RFC 3339 with any offset ("2026-11-30T01:00:00.5+01:00", "Z") or Unix seconds
- * with an optional decimal part ("1764464400.25"). Returns 0 and sets *ns, or RT_EINVAL.
+ * with an optional decimal part ("1764464400.25"). Returns 0 and sets *ns, or an error below.
  * Impossible dates are refused, not rolled over: a day past its month's length (2020-02-30,
  * 2021-02-29, 2100-02-29; leap years are Gregorian). A leap second, which RFC 3339 allows
  * (second 60 of 23:59 UTC, whatever the offset written), reads as the last nanosecond of
  * 23:59:59 UTC: Unix time has no leap second, and the next day's first instant would put
  * it after times that follow it (docs/decisions.md). Second 60 of any other minute is refused.
- * Times beyond +-RT_TIME_LIMIT_NS are refused. */
+ * Returns RT_EINVAL for what is no such time, RT_ETOOBIG for a well-formed time beyond
+ * +-RT_TIME_LIMIT_NS. */
 int rt_time_parse(const char *s, int64_t *ns);
 
 /* Formats Unix ns as RFC 3339 UTC with at most 9 fraction digits, trailing zeros trimmed,

@@ -48,11 +48,10 @@ static int parse_unix_seconds(const char *s, int64_t *ns)
     if (!isdigit((unsigned char)*p))
         return RT_EINVAL;
     int64_t sec = 0, frac = 0;
-    for (; isdigit((unsigned char)*p); p++) {
-        sec = sec * 10 + (*p - '0');
-        if (sec > RT_TIME_LIMIT_NS / RT_NS_PER_S)
-            return RT_EINVAL;
-    }
+    bool far = false; /* beyond the limit: told apart once the whole string is read */
+    for (; isdigit((unsigned char)*p); p++)
+        if (!far && (sec = sec * 10 + (*p - '0')) > RT_TIME_LIMIT_NS / RT_NS_PER_S)
+            far = true;
     if (*p == '.') {
         p++;
         int64_t scale = RT_NS_PER_S / 10;
@@ -61,9 +60,9 @@ static int parse_unix_seconds(const char *s, int64_t *ns)
     }
     if (*p)
         return RT_EINVAL;
+    if (far || sec * RT_NS_PER_S + frac > RT_TIME_LIMIT_NS)
+        return RT_ETOOBIG;
     int64_t v = sec * RT_NS_PER_S + frac;
-    if (v > RT_TIME_LIMIT_NS)
-        return RT_EINVAL;
     *ns = neg ? -v : v;
     return 0;
 }
@@ -136,9 +135,9 @@ int rt_time_parse(const char *s, int64_t *ns)
     if (leap)
         frac = RT_NS_PER_S - 1; /* the last instant before the next day, fraction included */
     if (t > RT_TIME_LIMIT_NS / RT_NS_PER_S || t < -(RT_TIME_LIMIT_NS / RT_NS_PER_S))
-        return RT_EINVAL;
+        return RT_ETOOBIG;
     if (t * RT_NS_PER_S + frac > RT_TIME_LIMIT_NS)
-        return RT_EINVAL;
+        return RT_ETOOBIG;
     *ns = t * RT_NS_PER_S + frac;
     return 0;
 }

@@ -143,13 +143,14 @@ static int read_alert(const struct rt_api_ctx *ctx, const struct rt_api_req *req
         return -1;
     }
     int64_t starts_ns, ends_ns = 0;
-    if (rt_time_parse(starts, &starts_ns)) {
-        /* a time far outside 1823..2116 is refused for this alert alone, below */
-        starts_ns = strncmp(starts, "0", 1) == 0 || strncmp(starts, "1", 1) == 0 ? -1 : INT64_MAX;
-        if (strlen(starts) < 20 || starts[4] != '-') {
-            rt__api_error(resp, RT_EMALFORMED, "alert %zu: startsAt is an RFC 3339 time", i);
-            return -1;
-        }
+    int trc = rt_time_parse(starts, &starts_ns);
+    if (trc == RT_ETOOBIG) /* a time outside 1823..2116 is refused for this alert alone, below */
+        starts_ns = starts[0] == '-' || strncmp(starts, "1", 1) == 0 || strncmp(starts, "0", 1) == 0
+                        ? -1
+                        : INT64_MAX;
+    else if (trc) {
+        rt__api_error(resp, RT_EMALFORMED, "alert %zu: startsAt is an RFC 3339 time", i);
+        return -1;
     }
     /* an endsAt that says nothing (Go's zero time, "0001-01-01T00:00:00Z", as Alertmanager
      * and Grafana send for a firing alert) is none */
@@ -264,11 +265,12 @@ static void receive(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     if (!body)
         return;
     json_t *alerts = json_object_get(body, "alerts");
-    const char *version = json_string_value(json_object_get(body, "version"));
+    json_t *version = json_object_get(body, "version");
     struct one_alert *as = NULL;
     size_t n = json_array_size(alerts), i = 0;
     if (!json_is_array(alerts) || n > MAX_ALERTS ||
-        (strcmp(source, "alertmanager") == 0 && version && strcmp(version, "4") != 0)) {
+        (strcmp(source, "alertmanager") == 0 && version &&
+         (!json_is_string(version) || strcmp(json_string_value(version), "4") != 0))) {
         rt__api_error(resp, RT_EMALFORMED,
                       "the payload is %s's webhook: an object whose \"alerts\" is a list (at "
                       "most %d)%s", source, MAX_ALERTS,

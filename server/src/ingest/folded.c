@@ -143,17 +143,22 @@ static int add_line(struct folded *f, size_t lineno, const char *stack, size_t l
     struct rt_str frames[RT_MAX_STACK_DEPTH + 1];
     char *fixed[RT_MAX_STACK_DEPTH + 1];
     size_t n = 0, end = len, nfixed = 0;
-    if (rt_buf_reserve(&f->scratch, len + 1))
-        return rt_error_set(f->err, RT_ENOMEM, "out of memory normalizing frames");
     /* Frames from the leaf backwards: only the RT_MAX_STACK_DEPTH + 1 leaf-side ones matter.
-     * Frame i's normalized name, never longer than it, goes to the same offset of scratch. */
+     * The names written go one after another into scratch: each at most RT__FRAME_SLACK bytes
+     * longer than its frame, at most RT_MAX_STACK_DEPTH + 1 of them kept, the last written
+     * with room for its slack too. */
+    if (rt_buf_reserve(&f->scratch, len + 1 + (size_t)RT__FRAME_SLACK * (RT_MAX_STACK_DEPTH + 2)))
+        return rt_error_set(f->err, RT_ENOMEM, "out of memory normalizing frames");
+    char *w = f->scratch.data;
     for (size_t i = len + 1; i-- > 0 && n <= RT_MAX_STACK_DEPTH;) {
         if (i > 0 && stack[i - 1] != ';')
             continue;
-        struct rt_str fr = rt__frame_normalize((struct rt_str){stack + i, end - i},
-                                               f->scratch.data + i, &f->shapes);
+        struct rt_str fr = rt__frame_normalize((struct rt_str){stack + i, end - i}, w,
+                                               &f->shapes);
         if (fr.len)
             frames[n++] = fr;
+        if (fr.ptr == w)
+            w += fr.len;
         end = i ? i - 1 : 0;
     }
     if (n == 0)

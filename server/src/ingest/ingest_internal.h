@@ -202,10 +202,14 @@ enum {
  * written into scratch (in.len bytes); ORs RT__SHAPE_LAMBDA into *shapes when it drops. */
 struct rt_str rt__frame_java_lambda(struct rt_str in, char *scratch, unsigned *shapes);
 
+/* How much longer than its frame a normalized name can be: @datadog/pprof's native ":name"
+ * becomes "(native).name" (+8); every other shape keeps or shortens a name. */
+#define RT__FRAME_SLACK 8
+
 /* A frame of folded text (or a name of another producer's pprof) as `module.function` with no
  * line number (DESIGN §3): the folded suffix rules (rt_ingest_normalize_folded_frame), then
  * the shapes above. Returns a substring of in, or a name written into scratch, which must hold
- * in.len bytes (no shape makes a name longer); ORs the shapes it saw into *shapes. */
+ * in.len + RT__FRAME_SLACK bytes; ORs the shapes it saw into *shapes. */
 struct rt_str rt__frame_normalize(struct rt_str in, char *scratch, unsigned *shapes);
 
 /* "module.function" for a function named fn (no module of its own) in source file file: the

@@ -198,7 +198,7 @@ static int name_functions(struct build *b, bool file_module, const struct rt_ing
         struct rt_str s = pp->strings[idx];
         if (!done[idx] && s.len) {
             done[idx] = 1;
-            if (scratch_room(&scratch, &cap, s.len)) {
+            if (scratch_room(&scratch, &cap, s.len + RT__FRAME_SLACK)) {
                 rc = oom(b);
                 break;
             }

@@ -507,10 +507,13 @@ int rt_store_alert_issue(struct rt_store *s, const struct rt_issue *i, bool reso
         *id = 0; /* a resolved alert never opens an issue */
         return 0;
     }
-    if (!found) {
-        if ((rc = rt_store_put_issue(s, i, &found, err)))
+    if (!found) { /* opened with its first notification: never read without it */
+        struct rt_issue first = *i;
+        first.notified_at_ns = now_ns;
+        if ((rc = rt_store_put_issue(s, &first, id, err)))
             return rc;
         *opened = true;
+        return 0;
     }
     *id = found;
     return s->ops->put_issue_state(s, found, resolved ? RT_ISSUE_RESOLVED : RT_ISSUE_NOTIFIED,

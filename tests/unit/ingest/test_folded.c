@@ -254,6 +254,38 @@ static void test_frames_normalized_in_profile(void)
     }
 }
 
+/* Script-less frames of @datadog/pprof grow when named (":w" is "(native).w"): a line of
+ * nothing else, deeper than RT_MAX_STACK_DEPTH, keeps every name whole (fuzz_ingest_params
+ * found them written over each other and past the buffer, ASan's heap-buffer-overflow). */
+static void test_growing_frames(void)
+{
+    struct rt_ingest_params q;
+    struct rt_profile *p;
+    struct rt_error e;
+    params_cpu(&q);
+    CHECK_INT(parse_str(":a;:b;:Node.js;:c 2\n", &q, &p, &e), 0);
+    if (p) {
+        CHECK_INT(stack_value(p, "(native).a;(native).b;(Node.js);(native).c"), 20000000);
+        rt_profile_free(p);
+    }
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    for (int i = 0; i < RT_MAX_STACK_DEPTH + 40; i++)
+        rt_buf_printf(&b, "%s:%c", i ? ";" : "", 'a' + i % 26);
+    rt_buf_puts(&b, " 1\n");
+    CHECK_INT(parse(b.data, b.len, &q, &p, &e), 0);
+    if (p) {
+        CHECK_INT(p->truncated_stacks, 1);
+        /* frames 0..1063, frame i is ':' + 'a' + i % 26: the leaf 1063 ('x') and the 1,022
+         * before it are kept, from 41 ('p') on, under the truncation marker */
+        CHECK_STR(rt_profile_frame(p, p->frame_ids[p->stacks[0].off + 1]), "(native).p");
+        CHECK_STR(rt_profile_frame(p, p->frame_ids[p->stacks[0].off + RT_MAX_STACK_DEPTH - 1]),
+                  "(native).x");
+        rt_profile_free(p);
+    }
+    rt_buf_cleanup(&b);
+}
+
 static void test_fractional_and_spaces(void)
 {
     struct rt_ingest_params q;
@@ -583,6 +615,7 @@ int main(void)
     RUN(test_normalize);
     RUN(test_frames_normalized_in_profile);
     RUN(test_empty_stack_line);
+    RUN(test_growing_frames);
     RUN(test_fractional_and_spaces);
     RUN(test_units);
     RUN(test_bad_lines);

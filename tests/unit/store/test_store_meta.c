@@ -141,12 +141,23 @@ static void test_alert_issues(void)
     bool opened = false;
     CHECK_INT(rt_store_alert_issue(s, &a, false, T0 + S, &id, &opened, &err), 0);
     CHECK(id > 0 && opened);
+    /* stored with the notification that opened it (one write: no reader sees it without) */
+    struct rt_issue got = {0};
+    CHECK_INT(rt_store_scan_issues(s, id, one_issue, &got, &err), 1);
+    CHECK_INT(got.notifications, 1);
+    CHECK_INT(got.notified_at_ns, T0 + S);
     CHECK_INT(rt_store_alert_issue(s, &a, false, T0 + 2 * S, &again, &opened, &err), 0);
     CHECK(again == id && !opened);
-    struct rt_issue got = {0};
     CHECK_INT(rt_store_scan_issues(s, id, one_issue, &got, &err), 1);
     CHECK_INT(got.notifications, 2);
     CHECK_INT(got.notified_at_ns, T0 + 2 * S);
+    /* a second node opening it at the same moment: the same issue, its notification counted */
+    struct rt_issue race = a;
+    race.notified_at_ns = T0 + 2 * S;
+    CHECK_INT(rt_store_put_issue(s, &race, &again, &err), 0);
+    CHECK_INT(again, id);
+    CHECK_INT(rt_store_scan_issues(s, id, one_issue, &got, &err), 1);
+    CHECK_INT(got.notifications, 3);
     CHECK_INT(got.ended_at_ns, 0);
     CHECK(!got.resolved);
     /* put again under the same key (a second node): the same issue */
@@ -159,7 +170,7 @@ static void test_alert_issues(void)
     CHECK_INT(rt_store_scan_issues(s, id, one_issue, &got, &err), 1);
     CHECK_INT(got.ended_at_ns, T0 + 60 * S);
     CHECK(got.resolved);
-    CHECK_INT(got.notifications, 3);
+    CHECK_INT(got.notifications, 4);
     /* a resolved episode never opens an issue; the same key from Grafana is another issue */
     struct rt_issue b = a;
     b.alert_key = "fp2|1700000000000000000";

@@ -373,6 +373,9 @@ static int check_unversioned(struct rt__ch *ch, struct rt_error *err)
                                  "name NOT IN ('schema_version'", ch->db);
     for (size_t i = 0; !rc && i < NTABLES; i++)
         rc = rt_buf_printf(&sql, ", '%s', '%s_local'", schema_v1[i].name, schema_v1[i].name);
+    for (size_t i = 0; !rc && i < NADDED_TABLES; i++)
+        rc = rt_buf_printf(&sql, ", '%s', '%s_local'", added_tables[i].table.name,
+                           added_tables[i].table.name);
     if (!rc)
         rc = rt_buf_puts(&sql, ") FORMAT TabSeparated") || rt_buf_append(&sql, "", 1);
     int64_t foreign = 0, ours = 0;

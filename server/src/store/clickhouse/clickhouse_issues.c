@@ -28,6 +28,11 @@ int rt__ch_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *id,
     const char *source = i->source && *i->source ? i->source : "api";
     int64_t new_id = i->alert_key && *i->alert_key ? alert_issue_id(source, i->alert_key)
                                                   : rt__ch_new_id();
+    /* its first notification before the issue: a reader that sees the issue sees it (a second
+     * node opening the same issue at once records its own, as a repeat does) */
+    if (i->notified_at_ns > 0 &&
+        rt__ch_put_issue_state(s, new_id, RT_ISSUE_NOTIFIED, i->notified_at_ns, 0, err))
+        return err->code;
     struct rt_buf b;
     rt_buf_init(&b, 0);
     bool ok = !rt__ch_w_i64(&b, new_id) && !rt__ch_w_cstr(&b, i->service) &&

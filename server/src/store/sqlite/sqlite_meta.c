@@ -165,13 +165,26 @@ int rt__sqlite_put_issue(struct rt_store *s, const struct rt_issue *i, int64_t *
         return err->code;
     }
     int64_t new_id = sqlite3_changes(db->w->db) ? sqlite3_last_insert_rowid(db->w->db) : 0;
+    if (new_id && i->notified_at_ns > 0) { /* its first notification, in the same commit */
+        struct rt__sqlite_arg st[] = {RT__SQLITE_I64(new_id), RT__SQLITE_I64(RT_ISSUE_NOTIFIED),
+                                      RT__SQLITE_I64(i->notified_at_ns), RT__SQLITE_I64(0)};
+        if (rt__sqlite_step_write(db, RT__SQL_ISSUE_STATE_ADD, st, 4, "storing an issue's state",
+                                  err)) {
+            rt__sqlite_rollback(db);
+            return err->code;
+        }
+    }
     if (rt__sqlite_commit(db, err))
         return err->code;
-    /* an alert's issue stored meanwhile (the unique key): that one */
-    if (!new_id && rt__sqlite_find_alert_issue(s, source, i->alert_key, &new_id, err))
-        return err->code;
     *id = new_id;
-    return 0;
+    if (new_id)
+        return 0;
+    /* an alert's issue stored meanwhile (the unique key): that one, notified */
+    if (rt__sqlite_find_alert_issue(s, source, i->alert_key, id, err))
+        return err->code;
+    return i->notified_at_ns > 0 ? rt__sqlite_put_issue_state(s, *id, RT_ISSUE_NOTIFIED,
+                                                              i->notified_at_ns, 0, err)
+                                 : 0;
 }
 
 static int id_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
