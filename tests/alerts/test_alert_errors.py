@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import (AM_PATH, GRAFANA_PATH, Server, basic, holds_for, issues, iso,
+from conftest import (AM_PATH, GRAFANA_PATH, Server, audit, basic, holds_for, issues, iso,
                       make_service_known, parse_time, wait_issues)
 
 MIB = 1 << 20
@@ -226,8 +226,9 @@ def test_starts_at_before_1970_or_far_ahead_is_refused(known, path):
 
 
 def test_patch_ended_at(known):
-    """PATCH /api/v1/issues/{id} {"ended_at": time|null}: admin only; ends or reopens an issue;
-    anything else in ended_at is a 400."""
+    """PATCH /api/v1/issues/{id} {"ended_at": time|null}: admin only; ends or reopens an issue,
+    each change audited once (reopening an open issue changes and audits nothing); anything
+    else in ended_at is a 400."""
     service = "patched"
     make_service_known(known, service)
     r = post_raw(known, AM_PATH, json.dumps(payload(AM_PATH, [good_alert(
@@ -251,6 +252,11 @@ def test_patch_ended_at(known):
     assert r.status == 200, (r.status, r.body)
     got = known.get(path).json()
     assert got["state"] == "open" and got["ended_at"] is None, got
+    r = known.request("PATCH", path, body={"ended_at": None})
+    assert r.status == 200 and r.json()["state"] == "open", (r.status, r.body)
+    mine = [e["action"] for e in audit(known)
+            if e.get("target") == str(it["id"]) and e["action"] != "issue opened"]
+    assert sorted(mine) == ["issue ended", "issue reopened"], audit(known)
 
 
 def test_no_refused_body_opened_anything(known):

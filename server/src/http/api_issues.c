@@ -190,12 +190,13 @@ void rt__api_patch_issue(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         rt__api_error(resp, RT_EINVAL, "'ended_at' must be after the issue's start");
         goto out_put_body;
     }
-    if (rt_store_set_issue_end(ctx->store, rt__api_path_id(id_text), at, &err) ||
+    bool change = at != ended; /* reopening an open issue, or the same end: nothing to log */
+    if ((change && rt_store_set_issue_end(ctx->store, rt__api_path_id(id_text), at, &err)) ||
         !(issue = rt__api_issue_json(ctx->store, id_text, &started, &ended, &err))) {
         rt__api_error(resp, err.code, "%s", err.msg);
         goto out_put_body;
     }
-    if (ctx->control)
+    if (ctx->control && change)
         rt_control_audit(ctx->control, req->who, at ? "issue ended" : "issue reopened",
                          id_text, NULL, NULL);
     rt__api_json(resp, 200, issue);
