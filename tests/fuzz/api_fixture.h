@@ -8,6 +8,8 @@
 #define RT_FUZZ_API_FIXTURE_H
 
 #include <ftw.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,14 +144,25 @@ static void fixture_tick(void)
     fixture_open();
 }
 
-/* Defines libFuzzer's LLVMFuzzerInitialize as opening the fixture, for the targets that need
- * nothing more before their first input. */
+/* Declares libFuzzer's entry points and defines LLVMFuzzerInitialize as opening the fixture,
+ * for the targets that need nothing more before their first input. */
 #define FIXTURE_FUZZER_INITIALIZE()                                                               \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                                 \
     int LLVMFuzzerInitialize(int *argc, char ***argv);                                            \
     int LLVMFuzzerInitialize(int *argc, char ***argv)                                             \
     {                                                                                             \
         fixture_tick();                                                                           \
         return 0;                                                                                 \
     }
+
+/* The start of each input of a target whose first byte picks what it does: false for an empty
+ * input (nothing to do), else the fixture ticked. */
+static inline bool fixture_input(size_t size)
+{
+    if (size < 1)
+        return false;
+    fixture_tick();
+    return true;
+}
 
 #endif

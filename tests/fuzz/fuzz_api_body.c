@@ -12,8 +12,6 @@
 
 #include "api_fixture.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 enum route { R_SESSION, R_ISSUE, R_DEPLOY, R_PROFILING_API, R_PROFILING_NEW, R_KEY, R_NROUTES };
 
 static const struct {
@@ -100,9 +98,8 @@ static void read_back(enum route r, const struct rt_api_resp *resp)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
+    if (!fixture_input(size))
         return 0;
-    fixture_tick();
     enum route r = (enum route)(data[0] % R_NROUTES);
     struct rt_api_req req = {.method = routes[r].method, .path = routes[r].path,
                              .content_type = "application/json", .body = data + 1,

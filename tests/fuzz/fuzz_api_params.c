@@ -14,8 +14,6 @@
 
 #define MAX_PARAMS 32
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 static const struct {
     const char *method, *path; /* "%s": the _path value */
 } routes[] = {
@@ -33,9 +31,8 @@ FIXTURE_FUZZER_INITIALIZE()
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
+    if (!fixture_input(size))
         return 0;
-    fixture_tick();
     uint8_t sel = data[0];
     char *q = malloc(size);
     if (!q)

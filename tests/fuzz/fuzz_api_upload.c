@@ -12,16 +12,13 @@
 
 #include "api_fixture.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 FIXTURE_FUZZER_INITIALIZE()
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const types[] = {NULL, "cpu", "wall", NULL};
-    if (size < 1)
+    if (!fixture_input(size))
         return 0;
-    fixture_tick();
     uint8_t sel = data[0];
     struct rt_api_param params[6] = {{"service", "upload"}, {"instance", "i-1"}};
     size_t n = 2;

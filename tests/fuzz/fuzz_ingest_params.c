@@ -11,15 +11,12 @@
 
 #include "api_fixture.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 FIXTURE_FUZZER_INITIALIZE()
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
+    if (!fixture_input(size))
         return 0;
-    fixture_tick();
     uint8_t sel = data[0];
     const uint8_t *nl = memchr(data + 1, '\n', size - 1);
     size_t qlen = nl ? (size_t)(nl - data - 1) : size - 1;

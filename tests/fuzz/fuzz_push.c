@@ -8,15 +8,12 @@
 
 #include "api_fixture.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 FIXTURE_FUZZER_INITIALIZE()
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
+    if (!fixture_input(size))
         return 0;
-    fixture_tick();
     struct rt_api_req req = {.method = "POST", .path = "/push.v1.PusherService/Push",
                              .content_type = data[0] & 1 ? "application/json"
                                                          : "application/proto",
