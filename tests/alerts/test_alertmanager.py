@@ -279,6 +279,22 @@ def test_alert_without_service_is_unmatched_and_audited(server, receivers):
     holds_for(lambda: issues(server) == [], 1.5, "no issue")
 
 
+def test_alert_for_an_unknown_service_opens_nothing(server, receivers):
+    """An alert whose label names a service RootTrace has never heard of (no profile, no SDK
+    poll: here node_exporter's job) is taken, audited with the service named, and opens no
+    issue: `job` is on every Prometheus alert."""
+    make_service_known(server, "checkout")
+    labels = {"alertname": "NodeDiskFull", "job": "node", "instance": "db-1:9100"}
+    _, _, _, rec = fire(receivers, labels, {"summary": "disk full"})
+    accepted_all(rec)
+    fp = rec.payload()["alerts"][0]["fingerprint"]
+    entry = wait_until(lambda: [e for e in audit(server) if fp in str(e)], 10,
+                       f"an audit entry naming fingerprint {fp}")
+    assert entry[0]["action"] == "alert unmatched", entry
+    assert '"node" is not one RootTrace knows' in entry[0]["detail"], entry
+    holds_for(lambda: issues(server) == [], 1.5, "no issue")
+
+
 def test_an_opened_issue_is_seen_with_its_notification(server):
     """The issue an alert opens is never read half-made: from the first answer that lists it,
     it carries the notification that opened it (notifications >= 1, last_notified_at set).

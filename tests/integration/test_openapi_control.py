@@ -305,6 +305,10 @@ def test_alert_webhook_answers(api):
     AM, GF = "/api/v1/alerts/alertmanager", "/api/v1/alerts/grafana"
     now = time.time()
     starts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 300))
+    for known in ("alerted", "grafanaed"):  # an alert opens issues for known services only
+        api.upload(b"main;main.f 5\n", content_type="text/plain", service=known, type="cpu",
+                   unit="samples", period_ns="10000000", start=str(int(now) - 120),
+                   duration_s="10", instance="i-1")
     payload = {"version": "4", "status": "firing", "alerts": [
         am_alert("alerted", "fp-1", starts, summary="p99 over 2 s", roottrace_lead="1m"),
         {**am_alert("x", "fp-2", starts), "labels": {"alertname": "NoService"}},

@@ -1,7 +1,8 @@
 /* Alert notifications leave the request path at once (DESIGN §13: the webhook answers 2xx
  * fast): they queue here, bounded, and one thread applies them in order to the store, each
- * through the alert episode rule (rt_store_alert_issue). An alert with no service is audited
- * with its reason and opens nothing. Counts per source feed /metrics. */
+ * through the alert episode rule (rt_store_alert_issue). An alert with no service, or naming
+ * a service RootTrace does not know, is audited with its reason and opens nothing. Counts per
+ * source feed /metrics. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,14 +91,38 @@ int rt_control_queue_alerts(struct rt_control *c, const struct rt_alert_item *it
     return rc;
 }
 
-/* Applies one notification. */
+struct known {
+    const char *name;
+    bool found;
+};
+
+static int known_cb(void *ud, const struct rt_service_info *svc)
+{
+    struct known *k = ud;
+    k->found = strcmp(svc->name, k->name) == 0;
+    return k->found;
+}
+
+/* Applies one notification. A firing alert opens an issue only for a service RootTrace
+ * knows (one that sent a profile or polled its config): Alertmanager's `job` label names
+ * every scraped job (node, postgres, ...), which must not fill the issue list. */
 static int apply(struct rt_control *c, const struct rt__control_queued_alert *q, struct rt_error *err)
 {
     const struct rt_alert_item *a = &q->item;
-    if (a->unmatched) {
+    char why[300];
+    const char *unmatched = a->unmatched;
+    if (!unmatched && !a->resolved) {
+        struct known k = {a->issue.service, false};
+        if (rt_store_scan_services(c->store, known_cb, &k, err) < 0)
+            return err->code;
+        snprintf(why, sizeof(why), "service \"%.200s\" is not one RootTrace knows (it has sent "
+                 "no profile and polled no config)", a->issue.service);
+        unmatched = k.found ? NULL : why;
+    }
+    if (unmatched) {
         char detail[600];
         snprintf(detail, sizeof(detail), "%s alert %s opens no issue: %s", a->source,
-                 a->fingerprint ? a->fingerprint : "", a->unmatched);
+                 a->fingerprint ? a->fingerprint : "", unmatched);
         return rt_control_audit(c, &q->by, "alert unmatched", a->source, detail, err);
     }
     int64_t id = 0;

@@ -178,10 +178,22 @@ static int count_issue(void *ud, const struct rt_issue *i)
     return 0;
 }
 
+struct audit_count {
+    int unmatched_unknown;
+};
+
+static int count_audit(void *ud, const struct rt_audit *a)
+{
+    struct audit_count *c = ud;
+    c->unmatched_unknown += strcmp(a->action, "alert unmatched") == 0 && a->detail &&
+                            strstr(a->detail, "\"never-seen\" is not one RootTrace knows");
+    return 0;
+}
+
 /* The alert queue (DESIGN §13): notifications are applied in order by the worker (a repeat
- * touches the issue it opened; an unmatched alert is audited, opens nothing); the counts for
- * /metrics; and the bound: a batch the queue cannot take whole (over 10,000) is RT_EBUSY and
- * nothing of it is taken. */
+ * touches the issue it opened; an unmatched alert, and one naming a service RootTrace does
+ * not know, are audited and open nothing); the counts for /metrics; and the bound: a batch
+ * the queue cannot take whole (over 10,000) is RT_EBUSY and nothing of it is taken. */
 static void test_alert_queue_bound(void)
 {
     struct rt_error err = {0};
@@ -194,16 +206,22 @@ static void test_alert_queue_bound(void)
         .issue = {.service = "queued", .title = "t", .started_at_ns = rt_time_now_ns(),
                   .source = "alertmanager", .alert_key = "fp|1", .alert = "{}"},
         .received_ns = rt_time_now_ns()};
-    struct rt_alert_item items[3] = {item, item, item};
+    CHECK_INT(rt_store_put_poll(s, "queued", "i-1", rt_time_now_ns(), &err), 0);
+    struct rt_alert_item items[4] = {item, item, item, item};
     items[2].unmatched = "no service label";
-    CHECK_INT(rt_control_queue_alerts(c, items, 3, &who, &err), 0);
+    items[3].issue.service = "never-seen";
+    items[3].issue.alert_key = "fp|2";
+    CHECK_INT(rt_control_queue_alerts(c, items, 4, &who, &err), 0);
     CHECK_INT(rt_control_flush_alerts(c, &err), 0);
     struct issue_count ic = {0};
     CHECK_INT(rt_store_scan_issues(s, -1, count_issue, &ic, &err), 0);
-    CHECK(ic.n >= 1 && ic.alertmanager == 1 && ic.notifications == 2);
+    CHECK(ic.n == 1 && ic.alertmanager == 1 && ic.notifications == 2);
+    struct audit_count ac = {0};
+    CHECK_INT(rt_store_scan_audit(s, 0, INT64_MAX, 100, count_audit, &ac, &err), 0);
+    CHECK_INT(ac.unmatched_unknown, 1);
     uint64_t received, opened;
     rt_control_alert_counts(c, "alertmanager", &received, &opened);
-    CHECK_INT(received, 3);
+    CHECK_INT(received, 4);
     CHECK_INT(opened, 1);
     rt_control_alert_counts(c, "grafana", &received, &opened);
     CHECK_INT(received, 0);
@@ -214,7 +232,7 @@ static void test_alert_queue_bound(void)
     CHECK_INT(rt_control_queue_alerts(c, many, TOO_MANY, &who, &err), RT_EBUSY);
     CHECK(strstr(err.msg, "at most 10000") != NULL);
     rt_control_alert_counts(c, "alertmanager", &received, &opened);
-    CHECK_INT(received, 3); /* nothing of it was taken */
+    CHECK_INT(received, 4); /* nothing of it was taken */
     free(many);
     rt_control_free(c);
     rt_store_free(s);
