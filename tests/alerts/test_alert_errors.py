@@ -8,12 +8,14 @@ watches that nothing opened for it (the server applies alert work within about a
 tests that open issues use a service of their own."""
 import itertools
 import json
+import os
+import sqlite3
 import time
 
 import pytest
 
 from conftest import (AM_PATH, GRAFANA_PATH, Server, audit, basic, holds_for, issues, iso,
-                      make_service_known, parse_time, wait_issues)
+                      make_service_known, parse_time, wait_issues, wait_until)
 
 MIB = 1 << 20
 _fingerprints = itertools.count(0x1000)
@@ -258,6 +260,39 @@ def test_patch_ended_at(known):
             if e.get("target") == str(it["id"]) and e["action"] in ("issue ended",
                                                                      "issue reopened")]
     assert sorted(mine) == ["issue ended", "issue reopened"], audit(known)
+
+
+def test_answers_while_the_store_is_locked(known):
+    """The webhook answers whatever the store is doing (DESIGN §13): with SQLite's write lock
+    held by another connection (BEGIN EXCLUSIVE, 3 s, within the server's 10 s busy
+    timeout), a notification is answered 200 at once and its issue opens once the lock is
+    released. A handler that wrote to the store would hang on the lock past the client's 2 s
+    timeout."""
+    if os.environ.get("ROOTTRACE_TEST_STORE"):
+        pytest.skip("SQLite's lock: the store under test is " + os.environ["ROOTTRACE_TEST_STORE"])
+    fp = "10c4ed0000000001"
+    make_service_known(known, "locked")
+    db = sqlite3.connect(os.path.join(known.data_dir, "roottrace.db"), timeout=5,
+                         isolation_level=None)
+    try:
+        db.execute("BEGIN EXCLUSIVE")
+        t0 = time.monotonic()
+        r = known.request("POST", AM_PATH, None,
+                          json.dumps(payload(AM_PATH, [good_alert(fp, service="locked")])).encode(),
+                          headers={"Content-Type": "application/json"}, timeout=2)
+        answered_s = time.monotonic() - t0
+        assert r.status == 200 and r.json()["accepted"] == 1, (r.status, r.body)
+        time.sleep(3 - answered_s)
+        assert not [x for x in issues(known, service="locked")
+                    if x["alert"]["fingerprint"] == fp], "an issue written through the lock"
+    finally:
+        db.execute("ROLLBACK")
+        db.close()
+    print(f"\n[store locked] the webhook answered in {answered_s * 1000:.1f} ms")
+    (it,) = wait_until(lambda: [x for x in issues(known, service="locked")
+                                if x["alert"]["fingerprint"] == fp], 15,
+                       "the issue once the lock is released")
+    assert it["alert"]["notifications"] == 1, it
 
 
 def test_no_refused_body_opened_anything(known):
