@@ -463,6 +463,14 @@ test("another agent's profile: who sampled it beside the badge, its relabel, and
   assert.match(await page.textContent("[data-testid=type-badge]"), /Wall clock/);
   await page.waitForSelector(".flame[data-first-render-ms]");
   await shot(page, "service-foreign-agent");
+  // the upload registers its instance through the poll writer (once a second): wait for the
+  // API to list it before the services page reads it once
+  for (let t = Date.now(); ; await new Promise((res) => setTimeout(res, 100))) {
+    const svcs = (await api("GET", "/api/v1/services")).body;
+    const svc = svcs.find((s) => s.name === "agentpy");
+    if (svc && svc.instances.some((i) => i.agent)) break;
+    assert.ok(Date.now() - t < 15_000, "the agent's instance listed within 15 s: " + JSON.stringify(svc));
+  }
   await ready(page, "#/", '.card.service[data-service="agentpy"] [data-testid=foreign-note]');
   assert.match(await page.textContent('.card.service[data-service="agentpy"] [data-testid=foreign-note]'), /cannot stop its sampling/);
   await page.context().close();
