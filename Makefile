@@ -201,7 +201,7 @@ bench-store-cluster: deps
 # lockfile first); scripts/embed-ui.py compiles ui/dist into the http module, or a page saying
 # the UI was not built when it is absent, so the server always builds.
 NPM     := $(shell command -v npm 2>/dev/null)
-UI_SRCS  = $(wildcard ui/src/*.ts ui/src/*.css ui/public/*) ui/index.html ui/vite.config.ts \
+UI_SRCS  = $(wildcard ui/src/*.ts ui/src/*/*.ts ui/src/*.css ui/public/*) ui/index.html ui/vite.config.ts \
            ui/tsconfig.json ui/package.json
 ifneq ($(NPM),)
 UI_DIST  = ui/dist/index.html

@@ -115,3 +115,47 @@ export function warnings(list: string[]): HTMLElement | null {
   box.dataset.testid = "quality-warnings";
   return box;
 }
+
+/** Instance states as the services page counts them: stale first (no poll within its
+ * interval's gap), then another agent's instance, then the state the SDK reported
+ * (docs/control-plane.md: `<state>[: <reason>]`); waiting, error and not yet reported are
+ * "other", so the counts of a service sum to its instances. */
+export const STATES = ["profiling", "disabled", "unavailable", "declined", "stale", "foreign", "other"] as const;
+export type State = (typeof STATES)[number];
+export const STATE_LABEL: Record<State, string> = {
+  profiling: "profiling", disabled: "disabled", unavailable: "unavailable", declined: "declined",
+  stale: "stale", foreign: "foreign agent", other: "other",
+};
+
+export function stateOf(i: api.Instance): State {
+  if (i.stale) return "stale";
+  if (i.agent) return "foreign";
+  const s = (i.status ?? "").split(":", 1)[0].trim();
+  return (["profiling", "disabled", "unavailable", "declined"] as string[]).includes(s) ? (s as State) : "other";
+}
+
+export function stateCounts(list: api.Instance[]): Record<State, number> {
+  const c = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<State, number>;
+  for (const i of list) c[stateOf(i)]++;
+  return c;
+}
+
+/** Writes a view's state into the address without reloading the page (a search as it is
+ * typed, a sort, a selection), so that the address can be shared as it is. */
+export function keepInUrl(q: URLSearchParams, set: Record<string, string | null | undefined>): void {
+  for (const [k, v] of Object.entries(set)) if (v === null || v === undefined || v === "") q.delete(k); else q.set(k, v);
+  const [path] = location.hash.split("?", 1);
+  const s = q.toString();
+  history.replaceState(history.state, "", `${path}${s ? `?${s}` : ""}`);
+}
+
+/** A search box that `/` focuses (main.ts) and Escape clears. */
+export function searchBox(placeholder: string, value: string, onInput: (v: string) => void, testid?: string): HTMLInputElement {
+  const el = h("input", { type: "search", placeholder: `${placeholder} (press /)`, class: "search", "aria-label": placeholder,
+    "data-search": "", "data-testid": testid, value });
+  el.addEventListener("input", () => onInput(el.value));
+  el.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { el.value = ""; onInput(""); el.blur(); }
+  });
+  return el;
+}

@@ -18,6 +18,8 @@ export interface FlameModel {
   color(i: number): string;
   /** Tooltip lines for node i. */
   describe(i: number): string[];
+  /** The node under the pointer changed (-1: none). */
+  onHover?(i: number): void;
 }
 
 const ROW = 18;
@@ -36,12 +38,15 @@ export class FlameGraph {
   private focus = 0;
   private query = "";
   private matched: Uint8Array;
+  /** The name whose frames are highlighted (a ranked table's row), or -1. */
+  private hl = -1;
+  private hovered = -1;
   private cssW = 0;
   /** Milliseconds of the first draw (layout included) and of the last draw. */
   firstRenderMs = 0;
   lastRenderMs = 0;
 
-  constructor(private m: FlameModel, opts: { legend?: HTMLElement } = {}) {
+  constructor(private m: FlameModel, private opts: { legend?: HTMLElement; extra?: HTMLElement; onZoom?: (i: number) => void } = {}) {
     const n = m.parent.length;
     const t0 = performance.now();
     this.x0 = new Float64Array(n);
@@ -51,16 +56,17 @@ export class FlameGraph {
     this.tip = h("div", { class: "flame-tip", hidden: true });
     this.crumbs = h("div", { class: "flame-crumbs" });
     this.status = h("span", { class: "flame-status" });
-    const search = h("input", { type: "search", placeholder: "Search functions", class: "flame-search",
-      "aria-label": "search functions" });
+    const search = h("input", { type: "search", placeholder: "Search functions (press /)", class: "flame-search",
+      "aria-label": "search functions", "data-search": "" });
     search.addEventListener("input", () => this.search(search.value));
+    search.addEventListener("keydown", (e) => { if (e.key === "Escape") { search.value = ""; this.search(""); search.blur(); } });
     const reset = h("button", { type: "button", onclick: () => this.zoom(0) }, "Reset zoom");
     this.el = h("div", { class: "flame" },
-      h("div", { class: "flame-bar" }, search, reset, this.status, opts.legend ?? null),
+      h("div", { class: "flame-bar" }, search, reset, opts.extra ?? null, this.status, opts.legend ?? null),
       this.crumbs,
       h("div", { class: "flame-wrap" }, this.canvas, this.tip));
     this.canvas.addEventListener("mousemove", (e) => this.hover(e));
-    this.canvas.addEventListener("mouseleave", () => { this.tip.hidden = true; });
+    this.canvas.addEventListener("mouseleave", () => { this.tip.hidden = true; this.setHovered(-1); });
     this.canvas.addEventListener("click", (e) => {
       const i = this.hit(e);
       if (i >= 0) this.zoom(i);
@@ -70,6 +76,7 @@ export class FlameGraph {
     const onKey = (e: KeyboardEvent) => {
       if (!this.el.isConnected) { document.removeEventListener("keydown", onKey); return; }
       if (e.key === "Escape" && this.focus !== 0) this.zoom(0);
+      if (e.key === "Escape" && this.hl >= 0) this.highlight(-1);
     };
     document.addEventListener("keydown", onKey);
     const ro = new ResizeObserver(() => {
@@ -121,6 +128,24 @@ export class FlameGraph {
       k ? " › " : null,
       h("button", { type: "button", class: "crumb", onclick: () => this.zoom(p) }, this.m.names[this.m.name[p]]),
     ]));
+    this.opts.onZoom?.(i);
+  }
+
+  /** Highlights every frame of one function (index into names; -1 clears), as a ranked
+   * table's row asks; publishes the count of highlighted frames (data-highlighted). */
+  highlight(nameIdx: number): void {
+    if (nameIdx === this.hl) return;
+    this.hl = nameIdx;
+    let k = 0;
+    if (nameIdx >= 0) for (let i = 0; i < this.m.name.length; i++) if (this.m.name[i] === nameIdx) k++;
+    this.el.dataset.highlighted = String(k);
+    this.draw();
+  }
+
+  private setHovered(i: number): void {
+    if (i === this.hovered) return;
+    this.hovered = i;
+    this.m.onHover?.(i);
   }
 
   /** Highlights the frames whose name contains q (case-insensitive); "" clears. */
@@ -171,7 +196,7 @@ export class FlameGraph {
     const f = this.focus;
     const fx = this.x0[f], fw = width[f] || 1, fd = depth[f];
     const scale = cssW / fw;
-    const searching = this.query !== "";
+    const searching = this.query !== "" || this.hl >= 0;
     // Ancestors of the focus span the whole width.
     for (let p = parent[f]; p >= 0; p = parent[p]) this.box(ctx, p, 0, cssW, searching);
     for (let d = fd; d < rows; d++) {
@@ -192,12 +217,13 @@ export class FlameGraph {
 
   private box(ctx: CanvasRenderingContext2D, i: number, x: number, w: number, searching: boolean): void {
     const y = this.m.depth[i] * ROW;
-    ctx.fillStyle = searching ? (this.matched[i] ? "#d6336c" : "#e9e9ee") : this.m.color(i);
+    const marked = this.query !== "" ? this.matched[i] === 1 : this.m.name[i] === this.hl;
+    ctx.fillStyle = searching ? (marked ? "#d6336c" : "#e9e9ee") : this.m.color(i);
     ctx.fillRect(x, y, Math.max(w - 1, 0.5), ROW - 1);
     if (w < 24) return;
     const label = this.m.names[this.m.name[i]];
     const fit = Math.floor((w - 6) / CHAR_W);
-    ctx.fillStyle = searching && this.matched[i] ? "#fff" : "#1b1b1f";
+    ctx.fillStyle = searching && marked ? "#fff" : "#1b1b1f";
     ctx.fillText(label.length > fit ? `${label.slice(0, Math.max(fit - 1, 1))}…` : label, x + 3, y + ROW / 2);
   }
 
@@ -227,6 +253,7 @@ export class FlameGraph {
 
   private hover(e: MouseEvent): void {
     const i = this.hit(e);
+    this.setHovered(i);
     if (i < 0) {
       this.tip.hidden = true;
       return;

@@ -1,12 +1,18 @@
 // Entry point: the session, the header, and a hash router over the pages (pages.ts).
-//   #/                      services          #/service/NAME?type=&range=&to=
-//   #/issues                issues            #/issue/ID?type=&window_s=
+//   #/?q=&sort=&dir=        services          #/service/NAME?type=&range=&to=&from=&version=&view=&fn=
+//   #/issues?state=&service= issues           #/issue/ID?type=&window_s=&view=&fn=
+//   #/compare/NAME?type=&base_from=&base_to=&cur_from=&cur_to=&base_version=&cur_version=&view=&fn=
 //   #/signin                sign-in
+// Keyboard: / focuses the page's first search box; Escape resets (flame.ts, common.ts).
 import "./style.css";
 import * as api from "./api";
 import { errorBox } from "./common";
 import { h, replace } from "./dom";
-import { issuePage, issuesPage, servicePage, servicesPage, signInPage } from "./pages";
+import { comparePage, issuePage } from "./pages/diff";
+import { issuesPage } from "./pages/issues";
+import { servicePage } from "./pages/service";
+import { servicesPage } from "./pages/services";
+import { signInPage } from "./pages/signin";
 
 const app = document.getElementById("app")!;
 const top = document.getElementById("top")!;
@@ -58,7 +64,8 @@ async function route(): Promise<void> {
     if (parts[0] === "service" && parts[1]) await servicePage(view, parts[1], q, go);
     else if (parts[0] === "issues") await issuesPage(view, q, go);
     else if (parts[0] === "issue" && parts[1]) await issuePage(view, parts[1], q, go);
-    else await servicesPage(view);
+    else if (parts[0] === "compare" && parts[1]) await comparePage(view, parts[1], q, go);
+    else await servicesPage(view, q);
   } catch (e) {
     if (e instanceof api.ApiError && e.status === 401) {
       await api.signOut().catch(() => undefined);
@@ -74,5 +81,11 @@ async function route(): Promise<void> {
 }
 
 window.addEventListener("hashchange", () => void route());
+document.addEventListener("keydown", (e) => {
+  const t = e.target as HTMLElement | null;
+  if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || (t && /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+  const box = document.querySelector<HTMLInputElement>("[data-search]");
+  if (box) { e.preventDefault(); box.focus(); }
+});
 window.addEventListener("rt-signed-out", () => void route());
 void route();

@@ -4,55 +4,16 @@
 // (docs/performance.md). Run: node --test ui/tests/ (scripts/test.sh runs it in `make test`).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync, existsSync, appendFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
-import net from "node:net";
-import { chromium } from "playwright-core";
+import { ADMIN, S, api, env, newPage, ready, shot, shots, start, stop, upload } from "./fixture.mjs";
 
-const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const BIN = process.env.ROOTTRACE_BIN ?? join(REPO, "build", "roottrace");
-const SHOTS = join(REPO, "build", "ui-screenshots");
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const ADMIN = "rt_ui_test_admin_0123456789abcdef";
-const S = 1000;
 // Profile times: the last hour, on minute boundaries, so the service view's default window
 // (the hour up to the last upload) holds them.
 const T = Math.floor((Date.now() - 20 * 60 * S) / (60 * S)) * 60 * S;
+const iso = (t) => new Date(t).toISOString();
 const HOSTILE = ['<img src=x onerror=alert(1)>', '"onmouseover=alert(2) x="'];
 
-let server, dataDir, base, browser, ingestKey, readKey, cpuIssue, wallIssue;
-const dialogs = [];
-const cspErrors = [];
-
-function freePort() {
-  return new Promise((res) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
-async function api(method, path, body, { token = ADMIN, type = "application/json", params } = {}) {
-  const url = new URL(base + path);
-  for (const [k, v] of Object.entries(params ?? {})) url.searchParams.set(k, String(v));
-  const headers = { Authorization: `Bearer ${token}` };
-  if (body !== undefined) headers["Content-Type"] = type;
-  const r = await fetch(url, { method, headers, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
-  const text = await r.text();
-  return { status: r.status, body: text ? JSON.parse(text) : null };
-}
-
-async function upload(service, type, start, text, extra = {}) {
-  const r = await api("POST", "/api/v1/profiles", text, {
-    type: "text/plain",
-    params: { service, type, unit: "samples", period_ns: 10_000_000, start: start / S, duration_s: 60, ...extra },
-  });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-}
+let ingestKey, readKey, cpuIssue, wallIssue;
+const { dialogs, cspErrors } = env;
 
 async function seed() {
   for (let k = 0; k < 10; k++) {
@@ -79,61 +40,11 @@ async function seed() {
   assert.equal(cfg.body.enabled, false);
 }
 
-before(async () => {
-  assert.ok(existsSync(BIN), `${BIN} missing: run make`);
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} missing: run scripts/install-deps.sh`);
-  mkdirSync(SHOTS, { recursive: true });
-  dataDir = mkdtempSync(join(tmpdir(), "rt-ui-"));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = spawn(BIN, ["serve", "--data", join(dataDir, "data"), "--listen", `127.0.0.1:${port}`], {
-    env: { ...process.env, ROOTTRACE_BOOTSTRAP_TOKEN: ADMIN }, stdio: ["ignore", "ignore", "pipe"],
-  });
-  server.stderr.on("data", (d) => appendFileSync(join(dataDir, "server.log"), d));
-  for (let k = 0; k < 200; k++) {
-    try { if ((await fetch(`${base}/healthz`)).ok) break; } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await seed();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
-});
-
-after(async () => {
-  await browser?.close();
-  if (server) {
-    server.kill("SIGTERM");
-    await new Promise((r) => server.once("exit", r));
-  }
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-async function newPage(token = ADMIN) {
-  const ctx = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-  const page = await ctx.newPage();
-  page.on("dialog", (d) => { dialogs.push(d.message()); void d.dismiss(); });
-  page.on("console", (m) => { if (/Content.Security.Policy/i.test(m.text())) cspErrors.push(m.text()); });
-  page.on("pageerror", (e) => cspErrors.push(`pageerror: ${e.message}`));
-  await page.goto(base + "/");
-  await page.fill("#token", token);
-  await page.click("form.signin button[type=submit]");
-  await page.waitForSelector("[data-testid=scope]");
-  return page;
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
-
-async function ready(page, hash, selector) {
-  await page.goto(`${base}/${hash}`);
-  await page.waitForSelector(selector, { timeout: 30_000 });
-}
+before(() => start(seed));
+after(stop);
 
 test("the page carries a strict CSP and the sign-in page asks for a key", async () => {
-  const r = await fetch(base + "/");
+  const r = await fetch(env.base + "/");
   const csp = r.headers.get("content-security-policy");
   assert.match(csp, /script-src 'self'/);
   assert.match(csp, /style-src 'self'/);
@@ -142,9 +53,9 @@ test("the page carries a strict CSP and the sign-in page asks for a key", async 
   assert.doesNotMatch(csp, /unsafe-inline/);
   assert.equal(r.headers.get("x-content-type-options"), "nosniff");
   assert.equal(r.headers.get("referrer-policy"), "no-referrer");
-  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const ctx = await env.browser.newContext({ viewport: { width: 1400, height: 900 } });
   const page = await ctx.newPage();
-  await page.goto(base + "/");
+  await page.goto(env.base + "/");
   await page.waitForSelector("#token");
   await page.fill("#token", "not-a-key");
   await page.click("form.signin button[type=submit]");
@@ -159,19 +70,23 @@ test("the page carries a strict CSP and the sign-in page asks for a key", async 
 
 test("sign in, see the services, turn one on and see its SDK config change", async () => {
   const page = await newPage();
-  await page.waitForSelector(".card.service");
-  const names = await page.$$eval(".card.service h2", (els) => els.map((e) => e.textContent));
-  assert.deepEqual(names.sort(), ["big", "fresh", "py", "shop"]);
-  assert.match(await page.textContent('.card.service[data-service="shop"]'), /shop-1.*node.*2\.0/s);
+  await page.waitForSelector("[data-testid=services-table] tr[data-service]");
+  const names = await page.$$eval("[data-testid=services-table] tr[data-service] td.svc", (els) => els.map((e) => e.textContent));
+  assert.deepEqual(names, ["big", "fresh", "py", "shop"], "sorted by name");
+  // one row a service: its instances counted by state, the instances on its own page
+  const shop = '[data-testid=services-table] tr[data-service="shop"]';
+  assert.equal(await page.textContent(`${shop} td:nth-child(4)`), "1");
+  assert.equal(await page.textContent(`${shop} td.state.other`), "1", "shop-1 uploaded but never polled: no status");
+  assert.equal(await page.textContent('[data-testid=services-table] tr[data-service="fresh"] td.state.disabled'), "1");
   const sw = '[data-testid=profiling-toggle][data-service="fresh"]';
   assert.equal(await page.getAttribute(sw, "aria-checked"), "false");
-  await shot(page, "services");
-  const hint = '.card.service[data-service="fresh"] [data-testid=profiling-hint]';
-  assert.match(await page.textContent(hint), /Profiling is off/);
+  assert.match(await page.textContent("[data-testid=profiling-hint]"), /off until you turn it on/);
+  await page.waitForFunction(() => /\d/.test(document.querySelector('tr[data-service="shop"] [data-testid=vcpu]')?.textContent ?? ""));
+  await shots(page, "services");
   await page.click(sw);
   await page.waitForSelector(`${sw}[aria-checked="true"]`);
-  assert.match(await page.textContent(hint), /Profiling is on/, "the hint follows the toggle without a reload");
-  assert.equal((await fetch(base + "/favicon.svg")).status, 200, "a favicon is served");
+  assert.match(await page.textContent('tr[data-service="fresh"] .toggle-msg'), /SDKs pick this up within a second/, "the row follows the toggle without a reload");
+  assert.equal((await fetch(env.base + "/favicon.svg")).status, 200, "a favicon is served");
   const cfg = await api("GET", "/api/v1/sdk/config", undefined, { token: ingestKey, params: { service: "fresh", instance: "fresh-1" } });
   assert.equal(cfg.status, 200);
   assert.equal(cfg.body.enabled, true);
@@ -233,7 +148,7 @@ test("the CPU issue: top row equals the API's, capacity with inputs, CPU badge",
   await page.mouse.move(0, 0);
   await page.keyboard.press("Escape");
   await page.waitForFunction(() => document.querySelectorAll(".flame-crumbs .crumb").length <= 1);
-  await shot(page, "issue-cpu");
+  await shots(page, "issue-cpu");
   // a window longer than the data so far: the chosen length stays selected and the cut-short
   // current window is stated, formatted
   await ready(page, `#/issue/${cpuIssue.id}?type=cpu&window_s=3600`, "[data-testid=rank-table] tbody tr");
@@ -257,7 +172,7 @@ test("the wall issue: the capacity refusal and its reason, never a number", asyn
   const heads = await page.$$eval("[data-testid=rank-table] th", (els) => els.map((e) => e.textContent));
   assert.ok(!heads.some((x) => /vCPU/.test(x)), "no vCPU column on a wall answer");
   await page.waitForSelector(".timeline canvas");
-  await shot(page, "issue-wall");
+  await shots(page, "issue-wall");
   await page.context().close();
 });
 
@@ -277,7 +192,7 @@ test("hostile frame names stay text everywhere", async () => {
     for (let x = 5; x < box.width; x += 40) await page.mouse.move(box.x + x, box.y + y);
   await page.fill(".flame-search", "onerror");
   await page.waitForFunction(() => /1 frames match/.test(document.querySelector(".flame-status")?.textContent ?? ""));
-  await page.goto(`${base}/#/service/shop?type=cpu`);
+  await page.goto(`${env.base}/#/service/shop?type=cpu`);
   await page.waitForSelector(".flame[data-first-render-ms]");
   await page.mouse.move(box.x + 30, box.y + 30);
   assert.deepEqual(dialogs, [], "no dialog fired");
@@ -302,7 +217,7 @@ test("service view: flame graph and timeline; a click on the timeline opens an i
   assert.ok(queries.filter((u) => u.pathname === "/api/v1/profile").length <= 1, queries.map(String).join("\n"));
   assert.match(await page.textContent("[data-testid=type-badge]"), /CPU/);
   assert.match(await page.textContent(".timeline .legend"), /declared deploy/);
-  await shot(page, "service");
+  await shots(page, "service");
   const before = (await api("GET", "/api/v1/issues")).body.length;
   const c = await page.locator(".timeline-canvas").boundingBox();
   await page.mouse.click(c.x + c.width * 0.8, c.y + c.height / 2);
@@ -321,12 +236,12 @@ test("a session ended server-side: a toggle goes to sign-in; deep links survive 
   const page = await newPage();
   const errs = [];
   page.on("pageerror", (e) => errs.push(e.message));
-  await page.waitForSelector(".card.service");
+  await page.waitForSelector("[data-testid=services-table]");
   // the network fails: the toggle says the server is unreachable and what to do
   await page.route("**/api/v1/services/*/profiling", (r) => r.abort());
   await page.click('[data-testid=profiling-toggle][data-service="py"]');
-  await page.waitForSelector('.card.service[data-service="py"] .mutation-error');
-  const m = await page.textContent('.card.service[data-service="py"] .toggle-msg');
+  await page.waitForSelector('tr[data-service="py"] .mutation-error');
+  const m = await page.textContent('tr[data-service="py"] .toggle-msg');
   assert.match(m, /Server unreachable/);
   assert.doesNotMatch(m, /TypeError|Failed to fetch/);
   await page.unroute("**/api/v1/services/*/profiling");
@@ -339,7 +254,7 @@ test("a session ended server-side: a toggle goes to sign-in; deep links survive 
   await page.click('[data-testid=profiling-toggle][data-service="py"]');
   await page.waitForSelector("form.signin");
   // a deep link while signed out lands there after sign-in
-  await page.goto(`${base}/#/issue/${cpuIssue.id}?window_s=600`);
+  await page.goto(`${env.base}/#/issue/${cpuIssue.id}?window_s=600`);
   await page.waitForSelector("form.signin");
   await page.fill("#token", ADMIN);
   await page.click("form.signin button[type=submit]");
@@ -353,7 +268,7 @@ test("a session ended server-side: a toggle goes to sign-in; deep links survive 
 test("a read-only session sees everything and cannot toggle", async () => {
   const page = await newPage(readKey);
   assert.equal(await page.textContent("[data-testid=scope]"), "read-only");
-  await page.waitForSelector(".card.service");
+  await page.waitForSelector("[data-testid=services-table]");
   assert.equal(await page.isDisabled('[data-testid=profiling-toggle][data-service="shop"]'), true);
   await shot(page, "services-read-only");
   await page.context().close();
@@ -365,7 +280,7 @@ test("a 50,000-node flame graph renders; time to first render and of a zoom", as
   assert.ok(nodes >= 50_000, `${nodes} nodes`);
   const page = await newPage();
   const t0 = Date.now();
-  await page.goto(`${base}/#/service/big?type=cpu`);
+  await page.goto(`${env.base}/#/service/big?type=cpu`);
   await page.waitForSelector(".flame[data-first-render-ms]", { timeout: 60_000 });
   const wallMs = Date.now() - t0;
   const first = Number(await page.getAttribute(".flame", "data-first-render-ms"));
@@ -414,7 +329,15 @@ test("hostile service, frame, deploy, issue, instance and status strings render 
   const visits = [
     // X.status is sent (its markup is checked below) but not required as text: in a clean
     // clone's run the services page did not show it in time (open, docs/security.md).
-    ["#/", ".card.service", [X.service, X.jsService, X.instance]],
+    ["#/", "[data-testid=services-table]", [X.service, X.jsService]],
+    [`#/?q=${encodeURIComponent("<img")}`, "[data-testid=services-table]", [X.service]],
+    [`#/service/${encodeURIComponent(X.service)}?type=cpu&view=inverted`, ".flame[data-view=inverted]", [X.service, X.instance]],
+    [`#/service/${encodeURIComponent(X.service)}?type=cpu&view=focus&fn=${encodeURIComponent(X.frame)}`, ".flame[data-view=focus]", [X.frame]],
+    [`#/compare/${encodeURIComponent(X.service)}?type=cpu&base_from=${iso(T - 5 * 60 * S)}&base_to=${iso(T - 2 * 60 * S)}&cur_from=${iso(T - 2 * 60 * S)}&cur_to=${iso(T)}`,
+      "[data-testid=rank-table] tbody tr", [X.service, X.frame, X.frame2]],
+    [`#/compare/${encodeURIComponent(X.service)}?type=cpu&base_from=${iso(T - 5 * 60 * S)}&base_to=${iso(T)}&cur_from=${iso(T - 5 * 60 * S)}&cur_to=${iso(T)}&base_version=1&cur_version=${encodeURIComponent(X.version)}`,
+      "[data-testid=windows]", [X.version]],
+    [`#/issues?service=${encodeURIComponent(X.service)}`, "[data-testid=issues-table]", [X.title]],
     [`#/service/${encodeURIComponent(X.service)}?type=cpu`, ".flame[data-first-render-ms]", [X.service]],
     [`#/service/${encodeURIComponent(X.jsService)}?type=cpu`, ".flame[data-first-render-ms]", [X.jsService]],
     ["#/issues", "table", [X.title, X.service]],
@@ -471,8 +394,10 @@ test("another agent's profile: who sampled it beside the badge, its relabel, and
     if (svc && svc.instances.some((i) => i.agent)) break;
     assert.ok(Date.now() - t < 15_000, "the agent's instance listed within 15 s: " + JSON.stringify(svc));
   }
-  await ready(page, "#/", '.card.service[data-service="agentpy"] [data-testid=foreign-note]');
-  assert.match(await page.textContent('.card.service[data-service="agentpy"] [data-testid=foreign-note]'), /cannot stop its sampling/);
+  await ready(page, "#/", '[data-testid=services-table] tr[data-service="agentpy"]');
+  assert.equal(await page.textContent('tr[data-service="agentpy"] td.state.foreign'), "1");
+  await ready(page, "#/service/agentpy?type=wall", '[data-testid=instances-table] [data-testid=foreign-note]');
+  assert.match(await page.textContent('[data-testid=instances-table] [data-testid=foreign-note]'), /cannot stop its sampling/);
   await page.context().close();
 });
 
@@ -498,7 +423,7 @@ test("an issue an alert opened: the list says so, its page shows the alert and l
   await ready(page, `#/issue/${issue.id}`, "[data-testid=issue-alert]");
   assert.match(await page.textContent("[data-testid=issue-alert]"), /Alertmanager alert firing.*severity=page/s);
   assert.equal(await page.getAttribute("[data-testid=generator-url]", "href"), "http://prometheus.example:9090/graph?g0.expr=latency");
-  await shot(page, "issue-from-alert");
+  await shots(page, "issue-from-alert");
   await ready(page, "#/service/shop?type=cpu", ".timeline canvas");
   const marks = JSON.parse(await page.getAttribute(".timeline canvas", "data-markers"));
   assert.ok(marks.some((m) => m.kind === "issue" && /checkout p99 over 2 s/.test(m.label)), JSON.stringify(marks));
