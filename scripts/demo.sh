@@ -137,10 +137,20 @@ say "the Python (wall clock) issue: the same ranking; no capacity from wall-cloc
 if [ $CHALLENGE_FAILED = 1 ]; then
     say "a capacity figure disagreed with the kernel's by more than 5 % (above)"
 fi
+
+# The same issues in the web UI, checked against the API (docs/ui.md): the answer on the
+# first screen, screenshots in build/ui-screenshots/demo-*.png.
+UI_FAILED=0
+if [ -x "${CHROMIUM:-/usr/bin/chromium}" ] && [ -d ui/node_modules/playwright-core ]; then
+    say "the web UI on these issues: each view against the API"
+    node ui/tests/demo-views.mjs $URL "$ROOTTRACE_TOKEN" "$NODE_ISSUE" "$GO_ISSUE" "$PY_ISSUE" || UI_FAILED=1
+else
+    say "web UI views not checked: Chromium or the UI's npm packages are missing (scripts/install-deps.sh)"
+fi
 if [ $EXIT = 1 ]; then
     kill -TERM $SERVER; wait $SERVER || true
     rm -rf "$WORK"
-    exit $CHALLENGE_FAILED
+    exit $(( CHALLENGE_FAILED | UI_FAILED ))
 fi
 say "the server keeps running: $URL (admin token: $ROOTTRACE_TOKEN); Ctrl-C stops it"
 say "web UI: open $URL/ and sign in with the admin token above; the issues are $URL/#/issue/$NODE_ISSUE?window_s=60 (Node, CPU), $URL/#/issue/$GO_ISSUE?window_s=60 (Go, CPU) and $URL/#/issue/$PY_ISSUE?window_s=60 (Python, wall clock)"

@@ -21,6 +21,13 @@ def test_health_and_metrics(server):
     assert "roottrace_uploads_total 1" in text
     assert 'roottrace_refusals_total{reason="malformed"} 1' in text
     assert "roottrace_store_profiles 1" in text
+    # the upload's commit, holding one upload; the frame dictionary holds its one frame
+    assert server.metric("roottrace_store_commit_uploads_count") == 1
+    assert server.metric('roottrace_store_commit_uploads_bucket{le="1"}') == 1
+    assert server.metric('roottrace_store_commit_uploads_bucket{le="+Inf"}') == 1
+    assert server.metric("roottrace_store_commit_uploads_sum") == 1
+    assert server.metric('roottrace_store_dict_entries{kind="frame"}') == 1
+    assert server.metric('roottrace_store_dict_entries{kind="stack"}') == 1
     server.get("/api/v1/profile", {"service": "m", "type": "cpu"})
     assert server.metric('roottrace_query_duration_seconds_count{query="profile"}') == 1
 

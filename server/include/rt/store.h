@@ -297,6 +297,24 @@ int64_t rt_store_disk_bytes(struct rt_store *s);
 /* Number of stored profiles (for /metrics and tests). */
 int64_t rt_store_profile_count(struct rt_store *s);
 
+/* Commits by how many uploads they held: buckets of at most 1, 2, 4, 8, 16, 32 uploads and
+ * more (rt_store_commit_bucket_le gives the bounds of all but the last). */
+#define RT_STORE_COMMIT_BUCKETS 7
+extern const unsigned rt_store_commit_bucket_le[RT_STORE_COMMIT_BUCKETS - 1];
+
+/* The store's write counters and the size of its in-memory frame dictionary (/metrics). */
+struct rt_store_stats {
+    uint64_t commits;        /* write transactions of uploads committed since the start */
+    uint64_t commit_uploads; /* rt_store_put_profiles calls those commits held (SQLite groups
+                                the uploads that arrive together, sqlite_group.c) */
+    uint64_t commit_hist[RT_STORE_COMMIT_BUCKETS]; /* commits per bucket, not cumulative */
+    uint64_t dict_frames;    /* frames the dictionary caches (bounded by the store's frames) */
+    uint64_t dict_stacks;    /* stacks it caches */
+};
+
+/* Fills out (zeros for a NULL store). */
+void rt_store_stats(struct rt_store *s, struct rt_store_stats *out);
+
 /* ---- Control plane state (DESIGN §5, §9) ---------------------------------------------- */
 
 /* A service's profiling toggle and the per-service overrides of the SDK config. */

@@ -147,6 +147,28 @@ int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_co
         rt_buf_printf(o, "# HELP roottrace_store_profiles Profiles in the store.\n"
                          "# TYPE roottrace_store_profiles gauge\nroottrace_store_profiles %lld\n",
                       (long long)rt_store_profile_count(store));
+        struct rt_store_stats st;
+        rt_store_stats(store, &st);
+        rt_buf_printf(o, "# HELP roottrace_store_commit_uploads Uploads per commit of the "
+                         "store (SQLite commits the uploads that arrive together at once).\n"
+                         "# TYPE roottrace_store_commit_uploads histogram\n");
+        uint64_t cum = 0;
+        for (size_t b = 0; b < RT_STORE_COMMIT_BUCKETS; b++) {
+            cum += st.commit_hist[b];
+            if (b < RT_STORE_COMMIT_BUCKETS - 1)
+                rt_buf_printf(o, "roottrace_store_commit_uploads_bucket{le=\"%u\"} %llu\n",
+                              rt_store_commit_bucket_le[b], (unsigned long long)cum);
+            else
+                rt_buf_printf(o, "roottrace_store_commit_uploads_bucket{le=\"+Inf\"} %llu\n",
+                              (unsigned long long)cum);
+        }
+        rt_buf_printf(o, "roottrace_store_commit_uploads_sum %llu\nroottrace_store_commit_uploads_count %llu\n",
+                      (unsigned long long)st.commit_uploads, (unsigned long long)st.commits);
+        rt_buf_printf(o, "# HELP roottrace_store_dict_entries Frames and stacks the in-memory "
+                         "dictionary holds.\n# TYPE roottrace_store_dict_entries gauge\n"
+                         "roottrace_store_dict_entries{kind=\"frame\"} %llu\n"
+                         "roottrace_store_dict_entries{kind=\"stack\"} %llu\n",
+                      (unsigned long long)st.dict_frames, (unsigned long long)st.dict_stacks);
     }
     return 0;
 }

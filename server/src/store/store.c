@@ -582,6 +582,33 @@ int64_t rt_store_profile_count(struct rt_store *s)
     return s ? s->ops->profile_count(s) : -1;
 }
 
+const unsigned rt_store_commit_bucket_le[RT_STORE_COMMIT_BUCKETS - 1] = {1, 2, 4, 8, 16, 32};
+
+void rt__store_count_commit(struct rt_store *s, size_t uploads)
+{
+    size_t b = 0;
+    while (b < RT_STORE_COMMIT_BUCKETS - 1 && uploads > rt_store_commit_bucket_le[b])
+        b++;
+    atomic_fetch_add_explicit(&s->commits, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->commit_uploads, uploads, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->commit_hist[b], 1, memory_order_relaxed);
+}
+
+void rt_store_stats(struct rt_store *s, struct rt_store_stats *out)
+{
+    *out = (struct rt_store_stats){0};
+    if (!s)
+        return;
+    out->commits = atomic_load_explicit(&s->commits, memory_order_relaxed);
+    out->commit_uploads = atomic_load_explicit(&s->commit_uploads, memory_order_relaxed);
+    for (size_t b = 0; b < RT_STORE_COMMIT_BUCKETS; b++)
+        out->commit_hist[b] = atomic_load_explicit(&s->commit_hist[b], memory_order_relaxed);
+    pthread_rwlock_rdlock(&s->dict_lock);
+    out->dict_frames = s->dict.nframes;
+    out->dict_stacks = s->dict.nstacks;
+    pthread_rwlock_unlock(&s->dict_lock);
+}
+
 const char *rt__store_config_type_text(enum rt_ptype t)
 {
     return t ? rt_ptype_name(t) : "";

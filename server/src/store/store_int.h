@@ -161,7 +161,13 @@ struct rt_store {
     pthread_rwlock_t dict_lock;      /* guards dict */
     struct rt__store_dict dict;      /* committed frames and stacks, loaded lazily */
     atomic_bool reads_cancelled;     /* rt_store_cancel_reads was called */
+    /* upload transactions committed, the uploads they held, and commits by uploads held
+     * (rt_store_stats) */
+    atomic_uint_least64_t commits, commit_uploads, commit_hist[RT_STORE_COMMIT_BUCKETS];
 };
+
+/* Counts a committed write transaction holding `uploads` rt_store_put_profiles calls. */
+void rt__store_count_commit(struct rt_store *s, size_t uploads);
 
 /* Opens the SQLite backend on the database file path into s (ops and be). */
 int rt__sqlite_open(struct rt_store *s, const char *path, struct rt_error *err);

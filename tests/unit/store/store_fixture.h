@@ -164,7 +164,7 @@ static struct rt_profile *fixture_profile(enum rt_ptype t, const char *service,
 }
 
 /* Stores one profile; returns the put's result code and fills *res. */
-static int fixture_put(struct rt_store *s, struct rt_profile *p, struct rt_store_put_result *res)
+static inline int fixture_put(struct rt_store *s, struct rt_profile *p, struct rt_store_put_result *res)
 {
     struct rt_error err = {0};
     struct rt_store_put_result local;

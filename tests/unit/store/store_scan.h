@@ -106,7 +106,7 @@ static struct rt_store *open_dir(const char *dir)
 }
 
 /* A cpu profile of svc with three stacks. */
-static struct rt_profile *sample_profile(const char *svc, const char *inst, const char *pid,
+static inline struct rt_profile *sample_profile(const char *svc, const char *inst, const char *pid,
                                          int64_t t, int64_t dur)
 {
     struct rt_profile *p = fixture_profile(RT_PTYPE_CPU, svc, inst, "v1", pid, t, dur);
@@ -121,7 +121,7 @@ static struct rt_profile *sample_profile(const char *svc, const char *inst, cons
 
 /* Number of rows of a table, read directly from the database file; on ClickHouse the
  * distinct frames, stacks or profiles. */
-static int64_t count_rows(const char *dir, const char *table)
+static inline int64_t count_rows(const char *dir, const char *table)
 {
     char path[512], sql[128];
     if (fixture_clickhouse()) {
@@ -154,7 +154,7 @@ struct alive {
     int64_t first[8], last[8];
 };
 
-static int collect_alive(void *ud, const struct rt_liveness *l)
+static inline int collect_alive(void *ud, const struct rt_liveness *l)
 {
     struct alive *a = ud;
     if (a->n < 8) {

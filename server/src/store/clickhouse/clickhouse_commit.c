@@ -25,6 +25,7 @@ const char *const rt__ch_upload_tables[RT__CH_UPLOAD_TABLES] = {
 struct rt__ch_commit {
     struct rt_buf *const *bufs;   /* RT__CH_UPLOAD_TABLES buffers, borrowed */
     int rc;                       /* result, set with done */
+    size_t round;                 /* uploads its INSERTs held: set on the round's first only */
     struct rt_error err;
     bool done;
     struct rt__ch_commit *next;   /* queue order */
@@ -77,6 +78,10 @@ static void *committer(void *arg)
         struct rt_error err = {0};
         int rc = write_round(ch, list, &err);
         pthread_mutex_lock(&ch->commit_lock);
+        size_t n = 0;
+        for (struct rt__ch_commit *c = list; c; c = c->next)
+            n++;
+        list->round = n;
         for (struct rt__ch_commit *c = list; c; c = c->next) {
             c->rc = rc;
             c->err = err;
@@ -114,7 +119,8 @@ void rt__ch_commit_stop(struct rt__ch *ch)
     pthread_mutex_destroy(&ch->commit_lock);
 }
 
-int rt__ch_commit(struct rt__ch *ch, struct rt_buf *const *bufs, struct rt_error *err)
+int rt__ch_commit(struct rt__ch *ch, struct rt_buf *const *bufs, size_t *round,
+                  struct rt_error *err)
 {
     struct rt__ch_commit item = {.bufs = bufs};
     pthread_mutex_lock(&ch->commit_lock);
@@ -127,6 +133,7 @@ int rt__ch_commit(struct rt__ch *ch, struct rt_buf *const *bufs, struct rt_error
     while (!item.done)
         pthread_cond_wait(&ch->commit_cond, &ch->commit_lock);
     pthread_mutex_unlock(&ch->commit_lock);
+    *round = item.round;
     if (item.rc && err)
         *err = item.err;
     return item.rc;

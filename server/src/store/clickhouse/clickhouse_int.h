@@ -161,8 +161,11 @@ void rt__ch_commit_stop(struct rt__ch *ch);
 
 /* Writes an upload's rows (bufs[t] for table rt__ch_upload_tables[t], RowBinary, borrowed)
  * together with those of the uploads queued at the same time: returns once they are written
- * (0) or failed (RT_EIO, RT_EDISKFULL, RT_ENOMEM with err set; some tables may be written). */
-int rt__ch_commit(struct rt__ch *ch, struct rt_buf *const *bufs, struct rt_error *err);
+ * (0) or failed (RT_EIO, RT_EDISKFULL, RT_ENOMEM with err set; some tables may be written).
+ * *round is the number of uploads the INSERTs held for the round's first upload, else 0 (so
+ * that each round is counted once, rt_store_stats). */
+int rt__ch_commit(struct rt__ch *ch, struct rt_buf *const *bufs, size_t *round,
+                  struct rt_error *err);
 
 /* ---- clickhouse_db.c ---- */
 

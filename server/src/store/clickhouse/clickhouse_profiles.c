@@ -359,10 +359,14 @@ int rt__ch_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t
     for (size_t i = 0; i < n && !rc; i++)
         rc = put_one(&c, ps, i, res, err);
     /* in the order of rt__ch_upload_tables: the dictionary before the profiles */
+    size_t round = 0;
     if (!rc)
-        rc = rt__ch_commit(c.ch, bufs, err);
-    if (!rc)
+        rc = rt__ch_commit(c.ch, bufs, &round, err);
+    if (!rc) {
         publish(&c);
+        if (round) /* the first upload of its round counts the round's INSERTs */
+            rt__store_count_commit(s, round);
+    }
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         rt_buf_cleanup(bufs[i]);
     rt_u64map_cleanup(&c.seen_frames);

@@ -489,6 +489,7 @@ static void sqlite_free(struct rt_store *s)
     conn_close(db->w);
     pthread_mutex_destroy(&db->plock);
     pthread_mutex_destroy(&db->wlock);
+    rt__sqlite_group_destroy(db);
     free(db->path);
     free(db);
     s->be = NULL;
@@ -593,6 +594,7 @@ int rt__sqlite_open(struct rt_store *s, const char *path, struct rt_error *err)
         goto out_free_path;
     pthread_mutex_init(&db->wlock, NULL);
     pthread_mutex_init(&db->plock, NULL);
+    rt__sqlite_group_init(db);
     s->ops = &sqlite_ops;
     s->be = db;
     return 0;

@@ -174,6 +174,10 @@ struct rt__sqlite {
     char *path;                    /* database file */
     pthread_mutex_t wlock;         /* guards w: one write transaction at a time */
     struct rt__sqlite_conn *w;     /* the writer */
+    pthread_mutex_t glock;         /* guards the group commit queue: */
+    pthread_cond_t gdone;          /* a group was committed (or failed) */
+    struct rt__sqlite_put *ghead, *gtail; /* uploads waiting for a commit */
+    bool gleader;                  /* a caller is committing a group */
     pthread_mutex_t plock;         /* guards idle and nidle */
     struct rt__sqlite_conn *idle;  /* idle readers */
     size_t nidle;
@@ -258,7 +262,37 @@ int rt__sqlite_each_row(struct rt__sqlite *db, enum rt__sql id, const struct rt_
                         size_t nargs, rt__sqlite_row_fn row, void *ud, const char *what,
                         struct rt_error *err);
 
-/* The operations of sqlite_profiles.c and sqlite_meta.c. */
+/* ---- Group commit (sqlite_group.c) ----
+ * Uploads that arrive while a commit runs wait for the next one and share it: one write
+ * transaction and one fsync for all of them, and each caller returns only after the commit
+ * that holds its profiles (a 2xx still means durable, DESIGN §4). No upload waits for company:
+ * a group is whatever queued during the previous commit, at most RT__SQLITE_GROUP_MAX uploads
+ * (and RT__SQLITE_GROUP_PROFILES profiles past the first upload). */
+#define RT__SQLITE_GROUP_MAX 64
+#define RT__SQLITE_GROUP_PROFILES 4096
+
+/* One rt_store_put_profiles call waiting in the group queue. */
+struct rt__sqlite_put {
+    struct rt_profile *const *ps;
+    size_t n;
+    struct rt_store_put_result *res;
+    int rc;                      /* its outcome, set by the leader */
+    struct rt_error err;
+    bool done;
+    struct rt__sqlite_put *next; /* queue */
+};
+
+/* Stores every profile of reqs in one write transaction: all or none. Sets err for the group
+ * (the caller retries a failed group's uploads one by one, so that one bad upload fails
+ * alone). */
+int rt__sqlite_put_group(struct rt_store *s, struct rt__sqlite_put *const *reqs, size_t nreq,
+                         struct rt_error *err);
+
+/* The queue's lock, condition and state; destroy only with no caller waiting. */
+void rt__sqlite_group_init(struct rt__sqlite *db);
+void rt__sqlite_group_destroy(struct rt__sqlite *db);
+
+/* The operations of sqlite_group.c, sqlite_profiles.c and sqlite_meta.c. */
 int rt__sqlite_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
                             struct rt_store_put_result *res, struct rt_error *err);
 int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,

@@ -10,7 +10,7 @@
 #include "rt/timeutil.h"
 #include "sqlite_int.h"
 
-/* State of one rt_store_put_profiles call. */
+/* State of one write transaction of uploads (one group commit). */
 struct put_ctx {
     struct rt_store *s;
     struct rt__sqlite_conn *w;     /* the writer, locked */
@@ -354,8 +354,8 @@ static int update_meta(struct rt__sqlite_conn *w, enum rt__sql op, const char *k
     return rc == SQLITE_DONE ? 0 : rt__sqlite_fail(w, rc, "updating store metadata", err);
 }
 
-int rt__sqlite_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
-                            struct rt_store_put_result *res, struct rt_error *err)
+int rt__sqlite_put_group(struct rt_store *s, struct rt__sqlite_put *const *reqs, size_t nreq,
+                         struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
     struct put_ctx c = {.s = s, .w = db->w, .now_ns = rt_time_now_ns()};
@@ -364,8 +364,9 @@ int rt__sqlite_put_profiles(struct rt_store *s, struct rt_profile *const *ps, si
     int rc = rt__sqlite_begin(db, true, err);
     if (rc)
         goto out_free_ctx;
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = put_one(&c, ps[i], &res[i], err);
+    for (size_t k = 0; k < nreq && !rc; k++)
+        for (size_t i = 0; i < reqs[k]->n && !rc; i++)
+            rc = put_one(&c, reqs[k]->ps[i], &reqs[k]->res[i], err);
     if (!rc && c.added &&
         (update_meta(c.w, RT__SQL_META_ADD, "profile_count", c.added, err) ||
          update_meta(c.w, RT__SQL_META_MAX, "max_duration_ns", c.max_duration_ns, err)))
