@@ -1,5 +1,7 @@
 /* gzip: sniffing the magic bytes and inflating with zlib under a decompressed-size limit, so a
- * gzip bomb stops at the limit instead of exhausting memory (DESIGN §4). */
+ * gzip bomb stops at the limit instead of exhausting memory (DESIGN §4). zlib writes straight
+ * into the output buffer's spare room (no bounce copy), which grows by doubling up to the
+ * limit. */
 #include <zlib.h>
 
 #include "rt/buf.h"
@@ -13,7 +15,6 @@ bool rt_ingest_is_gzip(const void *data, size_t len)
 
 int rt_ingest_gunzip(const void *in, size_t len, struct rt_buf *out, struct rt_error *err)
 {
-    unsigned char chunk[65536];
     z_stream zs = {0};
     if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
         return rt_error_set(err, RT_ENOMEM, "out of memory starting gzip decompression");
@@ -31,12 +32,35 @@ int rt_ingest_gunzip(const void *in, size_t len, struct rt_buf *out, struct rt_e
             zs.avail_in = (uInt)n;
             next += n;
         }
-        zs.next_out = chunk;
-        zs.avail_out = sizeof(chunk);
+        /* out's spare room (its last byte is the NUL's), grown when full: by what it holds
+         * (at least 64 KiB), never past the limit (rt_buf_reserve keeps cap <= limit + 1) */
+        size_t room = out->cap > out->len + 1 ? out->cap - 1 - out->len : 0;
+        if (room == 0 && out->len < out->limit) {
+            size_t want = out->len > 65536 ? out->len : 65536;
+            if (want > out->limit - out->len)
+                want = out->limit - out->len;
+            if ((rc = rt_buf_reserve(out, want)) != 0)
+                break;
+            room = out->cap - 1 - out->len;
+        }
+        /* at the limit, one byte more of output means the body is too big */
+        unsigned char spare, *dst = room ? (unsigned char *)out->data + out->len : &spare;
+        if (room == 0)
+            room = 1;
+        if (room > UINT_MAX)
+            room = UINT_MAX;
+        zs.next_out = dst;
+        zs.avail_out = (uInt)room;
         zrc = inflate(&zs, Z_NO_FLUSH);
-        size_t got = sizeof(chunk) - zs.avail_out;
-        if (got && (rc = rt_buf_append(out, chunk, got)) != 0)
+        size_t got = room - zs.avail_out;
+        if (dst == &spare && got) {
+            rc = RT_ETOOBIG;
             break;
+        }
+        if (dst != &spare && got) {
+            out->len += got;
+            out->data[out->len] = '\0';
+        }
         if (zrc == Z_STREAM_END) {
             /* A gzip file may hold several members; anything else after one is an error. */
             const unsigned char *rest = zs.next_in;
