@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "rt/err.h"
 #include "rt/ingest.h"
+#include "rt/memory.h"
 #include "rt/profile.h"
 #include "rt/store.h"
 
@@ -40,10 +41,11 @@ struct pass {
 
 static int usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [--mb N] [--data DIR] [--only gunzip|parse|store]\n"
+    fprintf(stderr, "usage: %s [--mb N] [--data DIR] [--only gunzip|parse|store] [--libc-malloc]\n"
                     "  --mb N      compressed megabytes to push through each pass (default 300)\n"
                     "  --data DIR  the shared pprof files (default $RT_BENCH_DATA or %s)\n"
-                    "  --only P    run one pass alone (to profile it, e.g. under perf)\n",
+                    "  --only P    run one pass alone (to profile it, e.g. under perf)\n"
+                    "  --libc-malloc  glibc's malloc thresholds, not the server's (rt/memory.h)\n",
             argv0, BENCH_DEFAULT_DATA);
     return 2;
 }
@@ -299,6 +301,7 @@ int main(int argc, char **argv)
 {
     double mb = 300;
     const char *dir = bench_data_dir(), *only = NULL;
+    bool libc_malloc = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--mb") == 0 && i + 1 < argc)
             mb = atof(argv[++i]);
@@ -306,8 +309,15 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
+        else if (strcmp(argv[i], "--libc-malloc") == 0)
+            libc_malloc = true;
         else
             return usage(argv[0]);
+    }
+    /* The server's malloc policy (rt/memory.h), unless asked to measure glibc's defaults. */
+    if (!libc_malloc && rt_memory_policy()) {
+        fprintf(stderr, "bench_ingest: the C library refused the malloc policy\n");
+        return 1;
     }
     if (mb <= 0)
         return usage(argv[0]);

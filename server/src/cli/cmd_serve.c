@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "rt/log.h"
+#include "rt/memory.h"
 #include "rt/server.h"
 #include "rt/timeutil.h"
 
@@ -92,6 +93,8 @@ int rt__cli_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN);
     raise_nofile();
+    if (rt_memory_policy())
+        rt_log(RT_LOG_WARN, "the C library refused the malloc thresholds; its defaults stay");
 
     struct rt_store *store = rt_store_open(c.data, &err);
     if (!store) {

@@ -89,11 +89,15 @@ static int index_init(struct id_index *ix, size_t n, uint64_t max_id)
 }
 
 /* Everything needed to turn samples into stacks. */
+/* A location's frame slots: the first, and how many (>= 1: one per Line, or the unknown one). */
+struct loc_frames {
+    uint32_t off, n;
+};
+
 struct build {
     struct rt__pprof pp;
     struct id_index fn_ix, loc_ix, map_ix;
-    uint32_t *loc_frame_off;    /* first frame slot of each location */
-    uint32_t *loc_nframes;      /* frames of each location (>= 1) */
+    struct loc_frames *loc;     /* each location's frame slots (together: one cache line) */
     struct rt_str *slot_name;   /* name of every frame slot, leaf first within a location */
     size_t nslots;
     char **repaired;            /* owned UTF-8 repairs of string table entries */
@@ -108,8 +112,7 @@ static void build_cleanup(struct build *b)
     index_cleanup(&b->fn_ix);
     index_cleanup(&b->loc_ix);
     index_cleanup(&b->map_ix);
-    free(b->loc_frame_off);
-    free(b->loc_nframes);
+    free(b->loc);
     free(b->slot_name);
     free(b->fn_name);
     for (size_t i = 0; i < b->nrepaired; i++)
@@ -317,17 +320,15 @@ static int name_frames(struct build *b)
     size_t n = 0;
     for (size_t i = 0; i < pp->nlocations; i++)
         n += pp->locations[i].nlines ? pp->locations[i].nlines : 1;
-    b->loc_frame_off = calloc(pp->nlocations + 1, sizeof(*b->loc_frame_off));
-    b->loc_nframes = calloc(pp->nlocations + 1, sizeof(*b->loc_nframes));
+    b->loc = calloc(pp->nlocations + 1, sizeof(*b->loc));
     b->slot_name = calloc(n + 1, sizeof(*b->slot_name));
-    if (!b->loc_frame_off || !b->loc_nframes || !b->slot_name)
+    if (!b->loc || !b->slot_name)
         return oom(b);
     b->nslots = n;
     size_t s = 0;
     for (size_t i = 0; i < pp->nlocations; i++) {
         const struct rt__pprof_location *loc = &pp->locations[i];
-        b->loc_frame_off[i] = (uint32_t)s;
-        b->loc_nframes[i] = loc->nlines ? loc->nlines : 1;
+        b->loc[i] = (struct loc_frames){(uint32_t)s, loc->nlines ? loc->nlines : 1};
         int rc = loc->nlines ? 0 : unknown_frame(b, loc->mapping_id, &b->slot_name[s++]);
         for (uint32_t k = 0; k < loc->nlines && !rc; k++)
             rc = line_name(b, loc, pp->line_fn[loc->line_off + k], &b->slot_name[s++]);
@@ -407,8 +408,8 @@ static int sample_slots(struct build *b, size_t i, const uint64_t *locs, size_t 
             return rt_error_set(b->err, RT_EMALFORMED,
                                 "sample %zu refers to missing location id %llu", i,
                                 (unsigned long long)locs[j]);
-        uint32_t off = b->loc_frame_off[l];
-        for (uint32_t f = 0; f < b->loc_nframes[l] && k <= max; f++) {
+        uint32_t off = b->loc[l].off, nf = b->loc[l].n;
+        for (uint32_t f = 0; f < nf && k <= max; f++) {
             slots[k++] = off + f;
             if (k == 1 && rt__frame_is_injected_leaf(b->slot_name[off + f]))
                 max++;

@@ -43,16 +43,17 @@ void rt_profile_free(struct rt_profile *p)
     free(p);
 }
 
-/* A hash of one stack: its frames' names (each with its length), samples and value. */
-static uint64_t stack_hash(const struct rt_profile *p, const struct rt_profile_stack *st)
+/* A hash of one stack: its frames' names (each with its length; fh[id] is the hash of frame
+ * id's name, or NULL to hash the names here), samples and value. */
+static uint64_t stack_hash(const struct rt_profile *p, const struct rt_profile_stack *st,
+                           const uint64_t *fh)
 {
     uint64_t h = rt_hash(&st->samples, sizeof(st->samples));
     h = h * 31 + rt_hash(&st->value_ns, sizeof(st->value_ns));
     for (uint32_t k = 0; k < st->depth; k++) {
         uint32_t id = p->frame_ids[st->off + k];
-        uint64_t len = p->frames.lens[id];
-        h = h * 1000003 + rt_hash(p->frames.strs[id], (size_t)len);
-        h = h * 31 + len;
+        h = h * 1000003 + (fh ? fh[id] : rt_hash(p->frames.strs[id], p->frames.lens[id]));
+        h = h * 31 + p->frames.lens[id];
     }
     return h;
 }
@@ -61,8 +62,14 @@ uint64_t rt_profile_content_hash(const struct rt_profile *p)
 {
     int64_t head[3] = {(int64_t)p->type, p->time_ns, p->duration_ns};
     uint64_t h = rt_hash(head, sizeof(head));
+    /* Each name is hashed once, not once per stack that holds it (out of memory: once per
+     * use, as before; the value is the same either way). */
+    uint64_t *fh = malloc((p->frames.count ? p->frames.count : 1) * sizeof(*fh));
+    for (uint32_t id = 0; fh && id < p->frames.count; id++)
+        fh[id] = rt_hash(p->frames.strs[id], p->frames.lens[id]);
     for (size_t i = 0; i < p->nstacks; i++)
-        h += rt_hash(&(uint64_t){stack_hash(p, &p->stacks[i])}, sizeof(uint64_t));
+        h += rt_hash(&(uint64_t){stack_hash(p, &p->stacks[i], fh)}, sizeof(uint64_t));
+    free(fh);
     return h ? h : 1;
 }
 

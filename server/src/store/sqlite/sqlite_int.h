@@ -31,11 +31,12 @@
     XX(ROLLBACK, "ROLLBACK")                                                                   \
     XX(SYNC_FULL, "PRAGMA synchronous = FULL")                                                 \
     XX(SYNC_NORMAL, "PRAGMA synchronous = NORMAL")                                             \
-    XX(FIND_DUP, "SELECT p.id, p.samples, p.value_ns, p.content_hash FROM profiles p "        \
-                 "WHERE p.profile_id = ?1 AND p.type = ?2 AND p.service_id = "               \
-                 "(SELECT id FROM services WHERE name = ?3) AND p.instance_id = "            \
-                 "(SELECT i.id FROM instances i WHERE i.service_id = p.service_id "          \
-                 "AND i.name = ?4)")                                                          \
+    /* A join, so that profiles_dedup is searched on all four of its columns (a subquery    \
+     * correlated on p.service_id made SQLite scan the service's profiles, test_plans.c). */ \
+    XX(FIND_DUP, "SELECT p.id, p.samples, p.value_ns, p.content_hash FROM services s "        \
+                 "JOIN instances i ON i.service_id = s.id "                                   \
+                 "JOIN profiles p ON p.service_id = s.id AND p.instance_id = i.id "           \
+                 "WHERE s.name = ?3 AND i.name = ?4 AND p.type = ?2 AND p.profile_id = ?1")  \
     XX(SERVICE_ADD, "INSERT INTO services(name, created_at_ns) VALUES(?1, ?2) "                \
                     "ON CONFLICT(name) DO NOTHING")                                            \
     XX(SERVICE_ID, "SELECT id FROM services WHERE name = ?1")                                  \

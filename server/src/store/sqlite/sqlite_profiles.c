@@ -166,33 +166,87 @@ static int intern_stack(struct put_ctx *c, const uint32_t *frames, size_t depth,
     return 0;
 }
 
-/* Interns every stack of p into c->rows (one row per stack). */
+/* Checks stack i of p (its frames lie inside the profile's) and maps its frames to store ids
+ * through c->fmap, interning the frames not mapped yet; c->sframes holds the result. */
+static int map_frames(struct put_ctx *c, const struct rt_profile *p, size_t i,
+                      struct rt_error *err)
+{
+    const struct rt_profile_stack *ps = &p->stacks[i];
+    if ((size_t)ps->off + ps->depth > p->nframe_ids)
+        return rt_error_set(err, RT_EINVAL, "stack %zu lies outside the profile's frames", i);
+    if (rt_array_grow((void **)&c->sframes, &c->cap_sframes, ps->depth + 1, sizeof(*c->sframes)))
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    for (uint32_t k = 0; k < ps->depth; k++) {
+        uint32_t fid = p->frame_ids[ps->off + k];
+        if (fid >= p->frames.count)
+            return rt_error_set(err, RT_EINVAL, "frame id %u is not in the profile", fid);
+        if (!c->fmap[fid] &&
+            intern_frame(c, p->frames.strs[fid], p->frames.lens[fid], &c->fmap[fid], err))
+            return err->code;
+        c->sframes[k] = c->fmap[fid];
+    }
+    return 0;
+}
+
+/* The part of interning that needs no SQL, under one hold of the dictionary's read lock for
+ * the whole profile (not one per frame and stack): the frames and stacks that the shared
+ * dictionary already knows, into c->fmap and c->rows[i].stack_id (0 where it does not, or
+ * where a frame is not in the profile: intern_rows checks those). */
+static int map_known(struct put_ctx *c, const struct rt_profile *p)
+{
+    int rc = 0;
+    pthread_rwlock_rdlock(&c->s->dict_lock);
+    for (size_t i = 0; i < p->nstacks && rc == 0; i++) {
+        const struct rt_profile_stack *ps = &p->stacks[i];
+        c->rows[i] = (struct rt_store_row){0, ps->samples, ps->value_ns};
+        if ((size_t)ps->off + ps->depth > p->nframe_ids)
+            continue;
+        rc = rt_array_grow((void **)&c->sframes, &c->cap_sframes, ps->depth + 1,
+                           sizeof(*c->sframes));
+        uint32_t k = 0;
+        for (; k < ps->depth && rc == 0; k++) {
+            uint32_t fid = p->frame_ids[ps->off + k];
+            if (fid >= p->frames.count)
+                break;
+            if (!c->fmap[fid]) {
+                const char *name = p->frames.strs[fid];
+                size_t len = p->frames.lens[fid];
+                int64_t v = rt__store_dict_find_frame(&c->s->dict, name, len, rt_hash(name, len));
+                if (v <= 0)
+                    break;
+                c->fmap[fid] = (uint32_t)v;
+            }
+            c->sframes[k] = c->fmap[fid];
+        }
+        if (rc || k < ps->depth)
+            continue;
+        rc = rt__store_encode_stack(&c->blob, c->sframes, ps->depth);
+        int64_t v = rc ? -1
+                       : rt__store_dict_find_stack(&c->s->dict, c->sframes, ps->depth,
+                                                   rt__store_stack_hash(c->blob.data, c->blob.len));
+        if (v > 0)
+            c->rows[i].stack_id = (uint32_t)v;
+    }
+    pthread_rwlock_unlock(&c->s->dict_lock);
+    return rc;
+}
+
+/* Interns every stack of p into c->rows (one row per stack): what the dictionary knows first
+ * (map_known), then the rest through this transaction's frames and stacks, or SQL. */
 static int intern_rows(struct put_ctx *c, const struct rt_profile *p, struct rt_error *err)
 {
     if (rt_array_grow((void **)&c->fmap, &c->cap_fmap, p->frames.count + 1, sizeof(*c->fmap)) ||
         rt_array_grow((void **)&c->rows, &c->cap_rows, p->nstacks + 1, sizeof(*c->rows)))
         return rt_error_set(err, RT_ENOMEM, "out of memory");
     memset(c->fmap, 0, p->frames.count * sizeof(*c->fmap));
+    if (map_known(c, p))
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
     for (size_t i = 0; i < p->nstacks; i++) {
-        const struct rt_profile_stack *ps = &p->stacks[i];
-        if ((size_t)ps->off + ps->depth > p->nframe_ids)
-            return rt_error_set(err, RT_EINVAL, "stack %zu lies outside the profile's frames", i);
-        if (rt_array_grow((void **)&c->sframes, &c->cap_sframes, ps->depth + 1,
-                          sizeof(*c->sframes)))
-            return rt_error_set(err, RT_ENOMEM, "out of memory");
-        for (uint32_t k = 0; k < ps->depth; k++) {
-            uint32_t fid = p->frame_ids[ps->off + k];
-            if (fid >= p->frames.count)
-                return rt_error_set(err, RT_EINVAL, "frame id %u is not in the profile", fid);
-            if (!c->fmap[fid] && intern_frame(c, p->frames.strs[fid], p->frames.lens[fid],
-                                              &c->fmap[fid], err))
-                return err->code;
-            c->sframes[k] = c->fmap[fid];
-        }
-        uint32_t sid = 0;
-        if (intern_stack(c, c->sframes, ps->depth, &sid, err))
+        if (c->rows[i].stack_id)
+            continue;
+        if (map_frames(c, p, i, err) ||
+            intern_stack(c, c->sframes, p->stacks[i].depth, &c->rows[i].stack_id, err))
             return err->code;
-        c->rows[i] = (struct rt_store_row){sid, ps->samples, ps->value_ns};
     }
     return 0;
 }

@@ -1,0 +1,22 @@
+/* The server's malloc policy (docs/decisions.md, "Heap memory kept between uploads"). */
+#ifndef RT_MEMORY_H
+#define RT_MEMORY_H
+
+#include <stddef.h>
+
+/* Blocks of up to this many bytes come from malloc's heaps and are reused by later uploads;
+ * larger ones (a huge upload's decompressed body) get their own mapping, returned at free. */
+#define RT_MEMORY_MMAP_THRESHOLD ((size_t)16 << 20)
+/* Free memory a heap keeps at its top before giving it back to the kernel: above one upload's
+ * working set of the largest real profiles measured (google-pprof__large.cpu: ~20 MiB). */
+#define RT_MEMORY_TRIM_THRESHOLD ((size_t)32 << 20)
+
+/* Sets glibc malloc's mmap and trim thresholds to the values above, before any thread starts.
+ * Without it, glibc unmaps (or trims) each upload's multi-megabyte buffers at free and the next
+ * upload faults every page in again: ~365 page faults per upload, 20 % of parse time in
+ * bench_ingest. The cost: each malloc arena may keep up to RT_MEMORY_TRIM_THRESHOLD free
+ * bytes that it had in use before. Returns 0, or RT_EINVAL when the C library refused a value
+ * (the defaults then stay; nothing else changes). */
+int rt_memory_policy(void);
+
+#endif
