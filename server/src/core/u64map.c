@@ -14,16 +14,14 @@ static size_t slot_of(uint64_t key, size_t cap)
 
 void rt_u64map_init(struct rt_u64map *m)
 {
-    m->keys = NULL;
-    m->vals = NULL;
+    m->slots = NULL;
     m->cap = 0;
     m->n = 0;
 }
 
 void rt_u64map_cleanup(struct rt_u64map *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     rt_u64map_init(m);
 }
 
@@ -32,43 +30,43 @@ bool rt_u64map_find(const struct rt_u64map *m, uint64_t key, uint32_t *val)
     if (!m->cap)
         return false;
     for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->vals[i])
+        const struct rt_u64map_slot *s = &m->slots[i];
+        if (!s->val)
             return false;
-        if (m->keys[i] == key) {
-            *val = m->vals[i] - 1;
+        if (s->key == key) {
+            *val = s->val - 1;
             return true;
         }
     }
 }
 
-static void insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key, uint32_t v1)
+void rt_u64map_prefetch(const struct rt_u64map *m, uint64_t key)
+{
+    if (m->cap)
+        __builtin_prefetch(&m->slots[slot_of(key, m->cap)]);
+}
+
+static void insert(struct rt_u64map_slot *slots, size_t cap, uint64_t key, uint32_t v1)
 {
     size_t i = slot_of(key, cap);
-    while (vals[i])
+    while (slots[i].val)
         i = (i + 1) & (cap - 1);
-    keys[i] = key;
-    vals[i] = v1;
+    slots[i] = (struct rt_u64map_slot){key, v1};
 }
 
 static int grow(struct rt_u64map *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 256;
-    if (cap > SIZE_MAX / sizeof(uint64_t))
+    if (cap > SIZE_MAX / sizeof(struct rt_u64map_slot))
         return RT_ENOMEM;
-    uint64_t *keys = malloc(cap * sizeof(*keys));
-    uint32_t *vals = calloc(cap, sizeof(*vals));
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
+    struct rt_u64map_slot *slots = calloc(cap, sizeof(*slots));
+    if (!slots)
         return RT_ENOMEM;
-    }
     for (size_t i = 0; i < m->cap; i++)
-        if (m->vals[i])
-            insert(keys, vals, cap, m->keys[i], m->vals[i]);
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
+        if (m->slots[i].val)
+            insert(slots, cap, m->slots[i].key, m->slots[i].val);
+    free(m->slots);
+    m->slots = slots;
     m->cap = cap;
     return 0;
 }
@@ -80,7 +78,7 @@ int rt_u64map_put(struct rt_u64map *m, uint64_t key, uint32_t val)
         if (rc)
             return rc;
     }
-    insert(m->keys, m->vals, m->cap, key, val + 1);
+    insert(m->slots, m->cap, key, val + 1);
     m->n++;
     return 0;
 }

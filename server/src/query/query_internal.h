@@ -71,6 +71,7 @@ struct rt__query_fn {
 struct rt__query_stack {
     uint32_t off;          /* first function index in rt__query_ctx.fpool (root first) */
     uint32_t depth;        /* frames */
+    uint32_t leaf;         /* fpool[off + depth - 1], kept here: one cache miss less a row */
     double samples[2];     /* weighted samples per window */
     double value[2];       /* weighted value (ns) per window */
 };
@@ -183,6 +184,8 @@ struct rt__query_scratch {
     uint32_t *touched;               /* functions touched by the current profile */
     uint32_t cap_touched;
     uint32_t seq;                    /* stamp counter */
+    uint32_t *row_stack;             /* the current profile's rows' stack indexes */
+    size_t cap_row_stack;
 };
 
 /* The aggregation context of one query (one or two windows). Built by rt__query_scan (or

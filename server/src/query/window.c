@@ -55,6 +55,7 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     free(c->scratch.acc_s);
     free(c->scratch.acc_v);
     free(c->scratch.touched);
+    free(c->scratch.row_stack);
     rt_arena_cleanup(&c->arena);
     rt_u64map_cleanup(&c->fn_map);
     rt_u64map_cleanup(&c->stack_map);
@@ -145,6 +146,7 @@ static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out
     memset(st, 0, sizeof(*st));
     st->off = (uint32_t)c->nfpool;
     st->depth = (uint32_t)depth;
+    st->leaf = c->fpool[c->nfpool + depth - 1];
     c->nfpool += depth;
     *out = c->nstacks++;
     return 0;
@@ -159,6 +161,10 @@ static uint32_t next_stamp(struct rt__query_scratch *s)
     }
     return s->seq;
 }
+
+/* How far ahead of its use an entry is prefetched: a row's stack (its index slot and record),
+ * a touched function's accumulators. */
+#define ROW_AHEAD 8
 
 /* Adds a profile's self samples and value of function fn to its scratch accumulators. */
 static int touch(struct rt__query_scratch *sc, uint32_t fn, uint32_t *ntouched, double s,
@@ -179,9 +185,15 @@ static int touch(struct rt__query_scratch *sc, uint32_t fn, uint32_t *ntouched, 
     return 0;
 }
 
+/* The key of (window k, instance, function) in instfn_map. */
+static uint64_t instfn_key(int k, uint32_t inst, uint32_t fn)
+{
+    return ((uint64_t)k << 63) | ((uint64_t)inst << 32) | fn;
+}
+
 static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v)
 {
-    uint64_t key = ((uint64_t)k << 63) | ((uint64_t)inst << 32) | fn;
+    uint64_t key = instfn_key(k, inst, fn);
     uint32_t i;
     if (!rt_u64map_find(&c->instfn_map, key, &i)) {
         int rc = reserve32((void **)&c->instfn, &c->cap_instfn, (size_t)c->ninstfn + 1,
@@ -203,12 +215,19 @@ static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t
                          double n_i, double cpu_scale)
 {
     const struct rt__query_scratch *sc = &c->scratch;
+    bool cpu = c->type == RT_PTYPE_CPU;
     for (uint32_t t = 0; t < ntouched; t++) {
+        if (t + ROW_AHEAD < ntouched) { /* the misses of later functions overlap (row_stacks) */
+            uint32_t later = sc->touched[t + ROW_AHEAD];
+            __builtin_prefetch(&c->fns[later].s2[k]);
+            if (cpu)
+                rt_u64map_prefetch(&c->instfn_map, instfn_key(k, inst, later));
+        }
         uint32_t fn = sc->touched[t];
         double acc_s = sc->acc_s[fn], acc_v = sc->acc_v[fn];
         if (n_i > 0)
             c->fns[fn].s2[k] += acc_s * acc_s / n_i;
-        if (c->type == RT_PTYPE_CPU && acc_v != 0) {
+        if (cpu && acc_v != 0) {
             int rc = add_instfn(c, k, inst, fn, acc_v * cpu_scale);
             if (rc)
                 return rc;
@@ -283,6 +302,32 @@ static int add_prof(struct rt__query_ctx *c, int k, const struct rt_profile_meta
     return 0;
 }
 
+/* The stack index of each row of a profile into c->scratch.row_stack (UINT32_MAX for a row
+ * with neither samples nor value). The index lookups and the stack records miss the cache on
+ * a large window (random stack ids); prefetching the lookup ROW_AHEAD rows ahead, and each
+ * record as soon as it is known, lets those misses overlap (memory-level parallelism). */
+static int row_stacks(struct rt__query_ctx *c, const struct rt_store_row *rows, size_t nrows)
+{
+    struct rt__query_scratch *sc = &c->scratch;
+    if (rt_array_grow((void **)&sc->row_stack, &sc->cap_row_stack, nrows + 1,
+                      sizeof(*sc->row_stack)))
+        return RT_ENOMEM;
+    for (size_t r = 0; r < nrows && r < ROW_AHEAD; r++)
+        rt_u64map_prefetch(&c->stack_map, rows[r].stack_id);
+    for (size_t r = 0; r < nrows; r++) {
+        if (r + ROW_AHEAD < nrows)
+            rt_u64map_prefetch(&c->stack_map, rows[r + ROW_AHEAD].stack_id);
+        sc->row_stack[r] = UINT32_MAX;
+        if (rows[r].samples == 0 && rows[r].value_ns == 0)
+            continue;
+        int rc = stack_index(c, rows[r].stack_id, &sc->row_stack[r]);
+        if (rc)
+            return rc;
+        __builtin_prefetch(&c->stacks[sc->row_stack[r]]);
+    }
+    return 0;
+}
+
 int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profile_meta *m,
                           const struct rt_store_row *rows, size_t nrows)
 {
@@ -292,25 +337,23 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
         return 0;
     uint32_t inst;
     int rc = rt_intern_get(&c->insts, rt_str_from(m->instance ? m->instance : ""), &inst);
+    rc = rc ? rc : row_stacks(c, rows, nrows);
     if (rc)
         return rc;
     next_stamp(&c->scratch);
     uint32_t ntouched = 0;
     double n_i = 0, v_i = 0;
     for (size_t r = 0; r < nrows; r++) {
-        if (rows[r].samples == 0 && rows[r].value_ns == 0)
+        uint32_t si = c->scratch.row_stack[r];
+        if (si == UINT32_MAX)
             continue;
-        uint32_t si;
-        rc = stack_index(c, rows[r].stack_id, &si);
-        if (rc)
-            return rc;
         struct rt__query_stack *st = &c->stacks[si];
         double s = rows[r].samples * weight, v = (double)rows[r].value_ns * weight;
         st->samples[k] += s;
         st->value[k] += v;
         n_i += s;
         v_i += v;
-        rc = touch(&c->scratch, c->fpool[st->off + st->depth - 1], &ntouched, s, v);
+        rc = touch(&c->scratch, st->leaf, &ntouched, s, v);
         if (rc)
             return rc;
     }

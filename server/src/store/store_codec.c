@@ -87,12 +87,58 @@ static int64_t predict(uint64_t samples, int64_t period_ns)
     return v;
 }
 
+/* Sorts rows by stack id, stably (equal ids keep their order, so that the merge below sums
+ * samples in the same order whatever the sort): an insertion sort for a few rows, else a
+ * least-significant-digit radix sort on the 32-bit id, one pass per byte that differs among
+ * the ids (qsort's callback per comparison cost ~9 % of a put's instructions). */
+static void sort_rows(struct rt_store_row *rows, size_t n)
+{
+    if (n < 32) {
+        for (size_t i = 1; i < n; i++) {
+            struct rt_store_row r = rows[i];
+            size_t j = i;
+            for (; j > 0 && rows[j - 1].stack_id > r.stack_id; j--)
+                rows[j] = rows[j - 1];
+            rows[j] = r;
+        }
+        return;
+    }
+    struct rt_store_row *tmp = malloc(n * sizeof(*tmp));
+    if (!tmp) { /* glibc's qsort is a merge sort, stable as well */
+        qsort(rows, n, sizeof(*rows), cmp_row);
+        return;
+    }
+    size_t count[4][256] = {{0}};
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 4; d++)
+            count[d][(rows[i].stack_id >> (8 * d)) & 0xff]++;
+    struct rt_store_row *src = rows, *dst = tmp;
+    for (int d = 0; d < 4; d++) {
+        if (count[d][(rows[0].stack_id >> (8 * d)) & 0xff] == n)
+            continue; /* every id has this byte: the pass would not move anything */
+        size_t pos = 0;
+        for (int b = 0; b < 256; b++) {
+            size_t c = count[d][b];
+            count[d][b] = pos;
+            pos += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[d][(src[i].stack_id >> (8 * d)) & 0xff]++] = src[i];
+        struct rt_store_row *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != rows)
+        memcpy(rows, src, n * sizeof(*rows));
+    free(tmp);
+}
+
 /* Sorts rows by stack id and merges equal ids; returns the new count. */
 static size_t sort_merge(struct rt_store_row *rows, size_t n)
 {
     if (n < 2)
         return n;
-    qsort(rows, n, sizeof(*rows), cmp_row);
+    sort_rows(rows, n);
     size_t k = 0;
     for (size_t i = 1; i < n; i++) {
         if (rows[i].stack_id == rows[k].stack_id) {

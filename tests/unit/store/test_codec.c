@@ -110,6 +110,57 @@ static void test_rows_codec(void)
     rt_buf_cleanup(&b);
 }
 
+/* Many rows (the radix sort's path): ids spread over all four bytes, repeated, with fractional
+ * samples whose sum depends on the order of addition. The stored rows must be those of a
+ * stable sort by id followed by the merge, summing each id's rows in upload order. */
+static void test_rows_sort_is_stable(void)
+{
+    enum { N = 5000 };
+    static struct rt_store_row rows[N], ref[N];
+    uint64_t x = 42;
+    for (size_t i = 0; i < N; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint32_t id = (uint32_t)(x >> 40) % 700 * 6151u + (i % 3 ? 0 : 0x01000000u);
+        rows[i] = (struct rt_store_row){id, (double)(x >> 11) / 9007199254740992.0 * 1e-3 + 1,
+                                        (int64_t)(x >> 45)};
+        ref[i] = rows[i];
+    }
+    /* the reference: a stable insertion sort, then the merge in that order */
+    for (size_t i = 1; i < N; i++) {
+        struct rt_store_row r = ref[i];
+        size_t j = i;
+        for (; j > 0 && ref[j - 1].stack_id > r.stack_id; j--)
+            ref[j] = ref[j - 1];
+        ref[j] = r;
+    }
+    size_t nref = 0;
+    for (size_t i = 0; i < N; i++) {
+        if (nref && ref[nref - 1].stack_id == ref[i].stack_id) {
+            ref[nref - 1].samples += ref[i].samples;
+            ref[nref - 1].value_ns += ref[i].value_ns;
+        } else {
+            ref[nref++] = ref[i];
+        }
+    }
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    size_t n = N;
+    CHECK_INT(rt__store_encode_rows(&b, rows, &n, 0), 0);
+    CHECK_INT(n, nref);
+    struct rt_store_row *out = NULL;
+    size_t cap = 0, m = 0;
+    CHECK_INT(rt__store_decode_rows(b.data, b.len, &out, &cap, &m), 0);
+    CHECK_INT(m, nref);
+    size_t same = 0;
+    for (size_t i = 0; i < m && i < nref; i++)
+        same += out[i].stack_id == ref[i].stack_id && out[i].samples == ref[i].samples &&
+                out[i].value_ns == ref[i].value_ns;
+    CHECK_INT(same, nref);
+    CHECK(nref > 1000 && nref < N); /* the data did repeat ids */
+    free(out);
+    rt_buf_cleanup(&b);
+}
+
 static void test_dict(void)
 {
     struct rt__store_dict d;
@@ -165,6 +216,7 @@ int main(void)
     RUN(test_varint);
     RUN(test_stack_codec);
     RUN(test_rows_codec);
+    RUN(test_rows_sort_is_stable);
     RUN(test_dict);
     return TEST_DONE();
 }
