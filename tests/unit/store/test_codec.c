@@ -110,6 +110,19 @@ static void test_rows_codec(void)
     rt_buf_cleanup(&b);
 }
 
+struct keyed {
+    struct rt_store_row row;
+    size_t pos; /* position in the upload */
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+    if (x->row.stack_id != y->row.stack_id)
+        return x->row.stack_id < y->row.stack_id ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
 /* Many rows (the radix sort's path): ids spread over all four bytes, repeated, with fractional
  * samples whose sum depends on the order of addition. The stored rows must be those of a
  * stable sort by id followed by the merge, summing each id's rows in upload order. */
@@ -125,14 +138,14 @@ static void test_rows_sort_is_stable(void)
                                         (int64_t)(x >> 45)};
         ref[i] = rows[i];
     }
-    /* the reference: a stable insertion sort, then the merge in that order */
-    for (size_t i = 1; i < N; i++) {
-        struct rt_store_row r = ref[i];
-        size_t j = i;
-        for (; j > 0 && ref[j - 1].stack_id > r.stack_id; j--)
-            ref[j] = ref[j - 1];
-        ref[j] = r;
-    }
+    /* the reference: qsort by (id, upload position), stable by construction, then the merge
+     * in that order */
+    static struct keyed kr[N];
+    for (size_t i = 0; i < N; i++)
+        kr[i] = (struct keyed){ref[i], i};
+    qsort(kr, N, sizeof(*kr), cmp_keyed);
+    for (size_t i = 0; i < N; i++)
+        ref[i] = kr[i].row;
     size_t nref = 0;
     for (size_t i = 0; i < N; i++) {
         if (nref && ref[nref - 1].stack_id == ref[i].stack_id) {
