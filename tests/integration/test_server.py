@@ -28,6 +28,10 @@ def test_health_and_metrics(server):
     assert server.metric("roottrace_store_commit_uploads_sum") == 1
     assert server.metric('roottrace_store_dict_entries{kind="frame"}') == 1
     assert server.metric('roottrace_store_dict_entries{kind="stack"}') == 1
+    # no SDK polled: nothing queued for the poll writer, nothing dropped (its bound is in
+    # test_control.c's test_poll_queue_bound)
+    assert server.metric("roottrace_polls_queued") == 0
+    assert server.metric("roottrace_polls_dropped_total") == 0
     server.get("/api/v1/profile", {"service": "m", "type": "cpu"})
     assert server.metric('roottrace_query_duration_seconds_count{query="profile"}') == 1
 

@@ -140,6 +140,15 @@ int rt_control_flush_alerts(struct rt_control *c, struct rt_error *err);
 void rt_control_alert_counts(struct rt_control *c, const char *source, uint64_t *received,
                              uint64_t *opened);
 
+/* The most SDK polls that wait for the poll writer (it writes them each second): past it a
+ * poll is dropped and counted, so the queue's memory stays bounded however many instances
+ * poll (a queued poll holds its strings: ~200 bytes plus the names). */
+#define RT_CONTROL_MAX_QUEUED_POLLS 100000
+
+/* Polls waiting for the writer now, and polls dropped because the queue was full, since the
+ * start (/metrics). */
+void rt_control_poll_counts(struct rt_control *c, uint64_t *queued, uint64_t *dropped);
+
 /* The poll interval SDKs are told, seconds. */
 int64_t rt_control_poll_interval_s(const struct rt_control *c);
 

@@ -9,8 +9,6 @@
 #include "rt/log.h"
 #include "rt/timeutil.h"
 
-#define MAX_QUEUED 100000
-
 static void free_poll(struct rt_poll *p)
 {
     free((char *)p->service);
@@ -38,7 +36,7 @@ void rt_control_record_poll(struct rt_control *c, const struct rt_poll *p)
     q.version = dup(p->version);
     q.status = dup(p->status);
     pthread_mutex_lock(&c->poll_mu);
-    bool ok = c->npolls < MAX_QUEUED && q.service && q.instance;
+    bool ok = c->npolls < RT_CONTROL_MAX_QUEUED_POLLS && q.service && q.instance;
     if (ok && c->npolls == c->cap_polls) {
         size_t cap = c->cap_polls ? c->cap_polls * 2 : 256;
         struct rt_poll *polls = realloc(c->polls, cap * sizeof(*polls));
@@ -56,6 +54,14 @@ void rt_control_record_poll(struct rt_control *c, const struct rt_poll *p)
     pthread_mutex_unlock(&c->poll_mu);
     if (!ok)
         free_poll(&q);
+}
+
+void rt_control_poll_counts(struct rt_control *c, uint64_t *queued, uint64_t *dropped)
+{
+    pthread_mutex_lock(&c->poll_mu);
+    *queued = c->npolls;
+    *dropped = c->polls_dropped;
+    pthread_mutex_unlock(&c->poll_mu);
 }
 
 int rt_control_flush_polls(struct rt_control *c, struct rt_error *err)

@@ -139,6 +139,16 @@ int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_co
         for (int i = 0; i < 2; i++)
             rt_buf_printf(o, "roottrace_issues_opened_total{source=\"%s\"} %llu\n", sources[i],
                           (unsigned long long)opened[i]);
+        uint64_t queued, dropped;
+        rt_control_poll_counts(control, &queued, &dropped);
+        rt_buf_printf(o, "# HELP roottrace_polls_queued SDK polls waiting for the poll writer "
+                         "(at most %d).\n# TYPE roottrace_polls_queued gauge\n"
+                         "roottrace_polls_queued %llu\n"
+                         "# HELP roottrace_polls_dropped_total SDK polls dropped because the "
+                         "queue was full.\n# TYPE roottrace_polls_dropped_total counter\n"
+                         "roottrace_polls_dropped_total %llu\n",
+                      RT_CONTROL_MAX_QUEUED_POLLS, (unsigned long long)queued,
+                      (unsigned long long)dropped);
     }
     if (store) {
         rt_buf_printf(o, "# HELP roottrace_store_disk_bytes Bytes the store uses on disk.\n"

@@ -164,6 +164,33 @@ static void test_polls_are_batched(void)
     rt_store_free(s);
 }
 
+/* The poll queue is bounded (RT_CONTROL_MAX_QUEUED_POLLS): with its writer stopped, polls
+ * past the bound are dropped and counted, never queued, whatever the number of instances. */
+static void test_poll_queue_bound(void)
+{
+    struct rt_error err = {0};
+    struct rt_store *s = open_store();
+    struct rt_control *c = rt_control_new(s, 10, &err);
+    rt__control_polls_stop(c); /* nothing writes the queue from here on */
+    struct rt_poll p = {.service = "flood", .instance = "i-1", .runtime = "go",
+                        .status = "profiling", .at_ns = rt_time_now_ns()};
+    for (int i = 0; i < RT_CONTROL_MAX_QUEUED_POLLS + 25; i++)
+        rt_control_record_poll(c, &p);
+    uint64_t queued = 0, dropped = 0;
+    rt_control_poll_counts(c, &queued, &dropped);
+    CHECK_INT(queued, RT_CONTROL_MAX_QUEUED_POLLS);
+    CHECK_INT(dropped, 25);
+    CHECK_INT(rt_control_flush_polls(c, &err), 0); /* the queued ones are written, once */
+    rt_control_poll_counts(c, &queued, &dropped);
+    CHECK_INT(queued, 0);
+    CHECK_INT(dropped, 25);
+    int n = 0;
+    rt_store_scan_instance_status(s, "flood", count_status, &n, &err);
+    CHECK_INT(n, 1);
+    rt_control_free(c);
+    rt_store_free(s);
+}
+
 struct issue_count {
     int n, alertmanager;
     int64_t notifications;
@@ -298,6 +325,7 @@ int main(void)
     RUN(test_sdk_config);
     RUN(test_alert_queue_bound);
     RUN(test_polls_are_batched);
+    RUN(test_poll_queue_bound);
     RUN(test_refresh_from_shared_store);
     char cmd[64];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
