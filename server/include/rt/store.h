@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rt/arena.h"
 #include "rt/err.h"
 #include "rt/profile.h"
 
@@ -174,12 +175,17 @@ int rt_store_scan_window(struct rt_store *s, const struct rt_store_filter *f,
 
 /* Frame and stack ids are this process's handles, valid while the store is open (ClickHouse
  * keeps 64-bit content hashes and maps them to these; docs/internals/clickhouse.md).
- * The frames of a stack, root first, as frame ids (*frames valid until the store is freed).
- * Returns 0 or RT_ENOTFOUND. */
-int rt_store_stack(struct rt_store *s, uint32_t stack_id, const uint32_t **frames, size_t *depth);
+ * The frames of a stack, root first, as frame ids, copied into frames[0..cap) (a cap of
+ * RT_MAX_STACK_DEPTH + 1 always suffices); *depth is their number. Copies, because the
+ * dictionary that caches them is bounded and may drop them at any time (SQLite,
+ * docs/internals/store.md). Returns 0, RT_ENOTFOUND, RT_EIO (unreadable), RT_EINVAL (a
+ * missing argument) or RT_ETOOBIG (cap too small). */
+int rt_store_stack(struct rt_store *s, uint32_t stack_id, uint32_t *frames, size_t cap,
+                   size_t *depth);
 
-/* The name of a frame id (valid until the store is freed), or NULL if unknown. */
-const char *rt_store_frame_name(struct rt_store *s, uint32_t frame_id);
+/* The name of a frame id, copied into arena a (valid until a is cleaned up), or NULL if
+ * unknown (or out of memory). */
+const char *rt_store_frame_name(struct rt_store *s, uint32_t frame_id, struct rt_arena *a);
 
 /* The longest poll interval the server may tell SDKs (`roottrace serve --poll-interval`, s). */
 #define RT_POLL_INTERVAL_MAX_S 600
@@ -310,6 +316,9 @@ struct rt_store_stats {
     uint64_t commit_hist[RT_STORE_COMMIT_BUCKETS]; /* commits per bucket, not cumulative */
     uint64_t dict_frames;    /* frames the dictionary caches (bounded by the store's frames) */
     uint64_t dict_stacks;    /* stacks it caches */
+    uint64_t dict_bytes;     /* memory it holds */
+    uint64_t dict_budget;    /* its bound in bytes (0: none; ClickHouse) */
+    uint64_t dict_resets;    /* times it was emptied to stay within the bound */
 };
 
 /* Fills out (zeros for a NULL store). */

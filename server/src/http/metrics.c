@@ -179,6 +179,18 @@ int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_co
                          "roottrace_store_dict_entries{kind=\"frame\"} %llu\n"
                          "roottrace_store_dict_entries{kind=\"stack\"} %llu\n",
                       (unsigned long long)st.dict_frames, (unsigned long long)st.dict_stacks);
+        rt_buf_printf(o, "# HELP roottrace_store_dict_bytes Memory the dictionary holds.\n"
+                         "# TYPE roottrace_store_dict_bytes gauge\n"
+                         "roottrace_store_dict_bytes %llu\n"
+                         "# HELP roottrace_store_dict_bound_bytes The dictionary's bound (0: "
+                         "none).\n# TYPE roottrace_store_dict_bound_bytes gauge\n"
+                         "roottrace_store_dict_bound_bytes %llu\n"
+                         "# HELP roottrace_store_dict_resets_total Times the dictionary was "
+                         "emptied to stay within its bound.\n"
+                         "# TYPE roottrace_store_dict_resets_total counter\n"
+                         "roottrace_store_dict_resets_total %llu\n",
+                      (unsigned long long)st.dict_bytes, (unsigned long long)st.dict_budget,
+                      (unsigned long long)st.dict_resets);
     }
     return 0;
 }

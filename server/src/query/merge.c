@@ -81,8 +81,11 @@ static int add_stacks(struct rt_profile *p, const struct rt__query_ctx *c)
     uint32_t *ids = malloc((c->nfns ? c->nfns : 1) * sizeof(*ids));
     uint32_t *frames = malloc(RT_MAX_STACK_DEPTH * sizeof(*frames));
     int rc = ids && frames ? 0 : RT_ENOMEM;
+    struct rt_arena names; /* the copies of the names, until each is interned in p */
+    rt_arena_init(&names);
     for (uint32_t i = 0; !rc && i < c->nfns; i++)
-        rc = intern_name(p, c->src.frame_name(c->src.ud, c->fns[i].frame_id), &ids[i]);
+        rc = intern_name(p, c->src.frame_name(c->src.ud, c->fns[i].frame_id, &names), &ids[i]);
+    rt_arena_cleanup(&names);
     for (uint32_t s = 0; !rc && s < c->nstacks; s++) {
         const struct rt__query_stack *st = &c->stacks[s];
         if (st->samples[0] == 0 && st->value[0] == 0)

@@ -45,8 +45,10 @@
 
 /* Where stacks and frame names come from: the store, or a test's own tables. */
 struct rt__query_src {
-    int (*stack)(void *ud, uint32_t stack_id, const uint32_t **frames, size_t *depth);
-    const char *(*frame_name)(void *ud, uint32_t frame_id);
+    /* A stack's frame ids, root first, copied into frames[0..cap) (rt_store_stack). */
+    int (*stack)(void *ud, uint32_t stack_id, uint32_t *frames, size_t cap, size_t *depth);
+    /* A frame's name copied into arena a, or NULL (rt_store_frame_name). */
+    const char *(*frame_name)(void *ud, uint32_t frame_id, struct rt_arena *a);
     void *ud;
 };
 

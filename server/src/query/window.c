@@ -9,14 +9,14 @@
 #include "rt/buf.h"
 #include "rt/producer.h"
 
-static int store_stack(void *ud, uint32_t id, const uint32_t **frames, size_t *depth)
+static int store_stack(void *ud, uint32_t id, uint32_t *frames, size_t cap, size_t *depth)
 {
-    return rt_store_stack(ud, id, frames, depth);
+    return rt_store_stack(ud, id, frames, cap, depth);
 }
 
-static const char *store_frame_name(void *ud, uint32_t id)
+static const char *store_frame_name(void *ud, uint32_t id, struct rt_arena *a)
 {
-    return rt_store_frame_name(ud, id);
+    return rt_store_frame_name(ud, id, a);
 }
 
 struct rt__query_src rt__query_src_store(struct rt_store *s)
@@ -125,10 +125,10 @@ static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out
 {
     if (rt_u64map_find(&c->stack_map, stack_id, out))
         return 0;
-    const uint32_t *frames = NULL;
+    uint32_t frames[RT_MAX_STACK_DEPTH + 1];
     size_t depth = 0;
-    if (c->src.stack(c->src.ud, stack_id, &frames, &depth) != 0 || depth == 0 ||
-        depth > UINT32_MAX)
+    if (c->src.stack(c->src.ud, stack_id, frames, RT_MAX_STACK_DEPTH + 1, &depth) != 0 ||
+        depth == 0)
         return RT_EIO;
     int rc = rt_array_grow((void **)&c->fpool, &c->cap_fpool, c->nfpool + depth, sizeof(*c->fpool));
     if (!rc && c->nfpool + depth > UINT32_MAX)
@@ -423,7 +423,7 @@ static int window_capacity(struct rt__query_ctx *c, int k)
  * answer fails on it. Returns 0 or RT_ENOMEM. */
 static int resolve_name(struct rt__query_ctx *c, struct rt__query_fn *f)
 {
-    const char *name = c->src.frame_name(c->src.ud, f->frame_id);
+    const char *name = c->src.frame_name(c->src.ud, f->frame_id, &c->arena);
     struct rt_str s = rt_str_from(name ? name : "[unknown]");
     if (!rt_str_is_utf8(s)) {
         size_t len;

@@ -126,6 +126,7 @@ struct rt_store *rt_store_open(const char *uri, struct rt_error *err)
     rt__store_dict_init(&s->dict, true);
     if (ch ? rt__ch_open(s, path, err) : rt__sqlite_open(s, path, err))
         goto out_destroy_lock;
+    s->dict_budget = ch ? 0 : RT__STORE_DICT_BUDGET; /* ClickHouse: its id map, see store_int.h */
     free(path);
     return s;
 
@@ -367,53 +368,112 @@ int rt_store_read_window(struct rt_store *s, const struct rt_store_filter *f,
                                   : rt_store_scan(s, f, r->rows, ud, err);
 }
 
-/* Looks a stack up in the dictionary; true when found (outputs set). */
-static bool dict_stack(struct rt_store *s, uint32_t id, const uint32_t **frames, size_t *depth)
+/* Copies stack id's frames from the dictionary into frames[0..cap); RT_ENOTFOUND when it is
+ * not cached, RT_ETOOBIG when cap is short. */
+static int dict_stack(struct rt_store *s, uint32_t id, uint32_t *frames, size_t cap,
+                      size_t *depth)
 {
     pthread_rwlock_rdlock(&s->dict_lock);
     const struct rt__store_stack *st = rt__store_dict_stack(&s->dict, id);
-    if (st) {
-        *frames = st->frames;
+    int rc = !st ? RT_ENOTFOUND : st->depth > cap ? RT_ETOOBIG : 0;
+    if (rc == 0) {
+        memcpy(frames, st->frames, st->depth * sizeof(*frames));
         *depth = st->depth;
     }
     pthread_rwlock_unlock(&s->dict_lock);
-    return st != NULL;
+    return rc;
 }
 
-int rt_store_stack(struct rt_store *s, uint32_t stack_id, const uint32_t **frames, size_t *depth)
+int rt_store_stack(struct rt_store *s, uint32_t stack_id, uint32_t *frames, size_t cap,
+                   size_t *depth)
 {
     if (!s || !frames || !depth)
         return RT_EINVAL;
-    if (dict_stack(s, stack_id, frames, depth))
-        return 0;
-    /* Not cached: committed by another process, just committed by this one's writer and not
-     * yet published, or never loaded since open. */
-    struct rt_error err;
-    int rc = s->ops->load_stack(s, stack_id, &err);
-    if (rc)
+    int rc = dict_stack(s, stack_id, frames, cap, depth);
+    if (rc != RT_ENOTFOUND)
         return rc;
-    return dict_stack(s, stack_id, frames, depth) ? 0 : RT_ENOTFOUND;
-}
-
-static const char *dict_frame(struct rt_store *s, uint32_t id)
-{
-    pthread_rwlock_rdlock(&s->dict_lock);
-    const char *name = rt__store_dict_frame_name(&s->dict, id);
-    pthread_rwlock_unlock(&s->dict_lock);
-    return name;
-}
-
-const char *rt_store_frame_name(struct rt_store *s, uint32_t frame_id)
-{
-    if (!s)
-        return NULL;
-    const char *name = dict_frame(s, frame_id);
-    if (name)
-        return name;
+    /* Not cached: committed by another process, just committed by this one's writer and not
+     * yet published, never loaded since open, or dropped by the dictionary's bound. */
     struct rt_error err;
-    if (s->ops->load_frame(s, frame_id, &err))
+    return s->ops->load_stack(s, stack_id, frames, cap, depth, &err);
+}
+
+const char *rt_store_frame_name(struct rt_store *s, uint32_t frame_id, struct rt_arena *a)
+{
+    if (!s || !a)
         return NULL;
-    return dict_frame(s, frame_id);
+    pthread_rwlock_rdlock(&s->dict_lock);
+    const char *name = rt__store_dict_frame_name(&s->dict, frame_id);
+    char *copy = name ? rt_arena_strndup(a, name, strlen(name)) : NULL;
+    pthread_rwlock_unlock(&s->dict_lock);
+    if (name)
+        return copy;
+    struct rt_error err;
+    const char *loaded = NULL;
+    return s->ops->load_frame(s, frame_id, a, &loaded, &err) ? NULL : loaded;
+}
+
+/* Empties s->dict when `extra` more bytes would take it past its budget (write lock held).
+ * extra is an estimate (entries, not the doubling of arrays or a new arena block), so
+ * over_budget checks again after the add. */
+static void make_room(struct rt_store *s, size_t extra)
+{
+    if (!s->dict_budget || rt__store_dict_bytes(&s->dict) + extra <= s->dict_budget)
+        return;
+    rt__store_dict_cleanup(&s->dict);
+    atomic_fetch_add_explicit(&s->dict_resets, 1, memory_order_relaxed);
+}
+
+/* After an add: true (and s->dict emptied) when it took the dictionary past its budget; the
+ * caller adds again into the empty dictionary, so that the bound holds after every add unless
+ * one add alone is larger. */
+static bool over_budget(struct rt_store *s)
+{
+    if (!s->dict_budget || rt__store_dict_bytes(&s->dict) <= s->dict_budget ||
+        (s->dict.nframes + s->dict.nstacks) <= 1)
+        return false;
+    make_room(s, SIZE_MAX / 2);
+    return true;
+}
+
+int rt__store_cache_frame(struct rt_store *s, uint32_t id, const char *name, size_t len,
+                          uint64_t h)
+{
+    pthread_rwlock_wrlock(&s->dict_lock);
+    make_room(s, rt__store_dict_frame_cost(len));
+    int rc = rt__store_dict_add_frame(&s->dict, id, name, len, h);
+    if (!rc && over_budget(s))
+        rc = rt__store_dict_add_frame(&s->dict, id, name, len, h);
+    pthread_rwlock_unlock(&s->dict_lock);
+    return rc;
+}
+
+int rt__store_cache_stack(struct rt_store *s, uint32_t id, const uint32_t *frames,
+                          size_t depth, uint64_t h)
+{
+    pthread_rwlock_wrlock(&s->dict_lock);
+    make_room(s, rt__store_dict_stack_cost(depth));
+    int rc = rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
+    if (!rc && over_budget(s))
+        rc = rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
+    pthread_rwlock_unlock(&s->dict_lock);
+    return rc;
+}
+
+int rt__store_cache_merge(struct rt_store *s, const struct rt__store_dict *pending)
+{
+    size_t extra = 0;
+    for (size_t i = 0; i < pending->nframes; i++)
+        extra += rt__store_dict_frame_cost(pending->frames[i].len);
+    for (size_t i = 0; i < pending->nstacks; i++)
+        extra += rt__store_dict_stack_cost(pending->stacks[i].depth);
+    pthread_rwlock_wrlock(&s->dict_lock);
+    make_room(s, extra);
+    int rc = rt__store_dict_merge(&s->dict, pending);
+    if (!rc && over_budget(s))
+        rc = rt__store_dict_merge(&s->dict, pending);
+    pthread_rwlock_unlock(&s->dict_lock);
+    return rc;
 }
 
 int64_t rt_store_poll_gap_ns(int64_t poll_interval_s)
@@ -606,7 +666,10 @@ void rt_store_stats(struct rt_store *s, struct rt_store_stats *out)
     pthread_rwlock_rdlock(&s->dict_lock);
     out->dict_frames = s->dict.nframes;
     out->dict_stacks = s->dict.nstacks;
+    out->dict_bytes = rt__store_dict_bytes(&s->dict);
     pthread_rwlock_unlock(&s->dict_lock);
+    out->dict_budget = s->dict_budget;
+    out->dict_resets = atomic_load_explicit(&s->dict_resets, memory_order_relaxed);
 }
 
 const char *rt__store_config_type_text(enum rt_ptype t)

@@ -190,3 +190,21 @@ int rt__store_dict_merge(struct rt__store_dict *dst, const struct rt__store_dict
     }
     return 0;
 }
+
+size_t rt__store_dict_bytes(const struct rt__store_dict *d)
+{
+    return d->arena.bytes + d->cap_frames * sizeof(*d->frames) +
+           d->cap_stacks * sizeof(*d->stacks) +
+           (d->nframe_slots + d->nstack_slots) * sizeof(uint32_t) +
+           (d->cap_frame_by_id + d->cap_stack_by_id) * sizeof(uint32_t);
+}
+
+size_t rt__store_dict_frame_cost(size_t len)
+{
+    return len + 1 + sizeof(struct rt__store_frame) + 3 * sizeof(uint32_t);
+}
+
+size_t rt__store_dict_stack_cost(size_t depth)
+{
+    return depth * sizeof(uint32_t) + 1 + sizeof(struct rt__store_stack) + 3 * sizeof(uint32_t);
+}

@@ -28,9 +28,15 @@ struct rt__store_ops {
     /* Optional (NULL: the query layer aggregates rt_store_scan's rows): rt_store_scan_window. */
     int (*scan_window)(struct rt_store *s, const struct rt_store_filter *f,
                        const struct rt_store_window_cb *cb, void *ud, struct rt_error *err);
-    /* Reads stack (frame) id from the backend into s->dict. Returns 0, RT_ENOTFOUND or RT_EIO. */
-    int (*load_stack)(struct rt_store *s, uint32_t id, struct rt_error *err);
-    int (*load_frame)(struct rt_store *s, uint32_t id, struct rt_error *err);
+    /* Reads stack id from the backend: its frames copied into frames[0..cap) (*depth), and
+     * into s->dict when it has room (rt__store_cache_stack). Returns 0, RT_ENOTFOUND,
+     * RT_EIO or RT_ETOOBIG (cap). */
+    int (*load_stack)(struct rt_store *s, uint32_t id, uint32_t *frames, size_t cap,
+                      size_t *depth, struct rt_error *err);
+    /* Reads frame id's name from the backend into arena a (*name), and into s->dict as
+     * load_stack does. Returns 0, RT_ENOTFOUND, RT_EIO or RT_ENOMEM. */
+    int (*load_frame)(struct rt_store *s, uint32_t id, struct rt_arena *a, const char **name,
+                      struct rt_error *err);
     int (*put_poll)(struct rt_store *s, const char *service, const char *instance, int64_t at_ns,
                     struct rt_error *err);
     int (*scan_liveness)(struct rt_store *s, const char *service, int64_t from_ns, int64_t to_ns,
@@ -153,6 +159,14 @@ const struct rt__store_stack *rt__store_dict_stack(const struct rt__store_dict *
  * (dst then holds a subset, which is harmless: misses are loaded from the backend). */
 int rt__store_dict_merge(struct rt__store_dict *dst, const struct rt__store_dict *src);
 
+/* Bytes d holds: its arena and the capacity of its arrays and tables. */
+size_t rt__store_dict_bytes(const struct rt__store_dict *d);
+
+/* Bytes that adding a frame of len bytes (a stack of depth frames) costs d at most,
+ * amortized: its copy, its entry, two hash slots and an id slot. */
+size_t rt__store_dict_frame_cost(size_t len);
+size_t rt__store_dict_stack_cost(size_t depth);
+
 /* ---- The store object ---- */
 
 struct rt_store {
@@ -160,11 +174,30 @@ struct rt_store {
     void *be;                        /* backend state, owned (freed by ops->free) */
     pthread_rwlock_t dict_lock;      /* guards dict */
     struct rt__store_dict dict;      /* committed frames and stacks, loaded lazily */
+    size_t dict_budget;              /* bytes dict may hold before it is emptied (0: no bound;
+                                        SQLite's default RT__STORE_DICT_BUDGET) */
+    atomic_uint_least64_t dict_resets; /* times dict was emptied to stay in its budget */
     atomic_bool reads_cancelled;     /* rt_store_cancel_reads was called */
     /* upload transactions committed, the uploads they held, and commits by uploads held
      * (rt_store_stats) */
     atomic_uint_least64_t commits, commit_uploads, commit_hist[RT_STORE_COMMIT_BUCKETS];
 };
+
+/* SQLite's bound on the dictionary's memory: it is a cache of the database's frames and stacks,
+ * so when adding would take it past this many bytes it is emptied first, and what is used
+ * again is read back from the database (docs/internals/store.md, "The frame and stack
+ * cache"). ClickHouse's dictionary is its map of content hashes to this process's ids and is
+ * not bounded (docs/internals/clickhouse.md). */
+#define RT__STORE_DICT_BUDGET ((size_t)64 << 20)
+
+/* Adds committed entries to s->dict under its write lock, emptying it first when they would
+ * take it past s->dict_budget (counted in dict_resets). 0 or RT_ENOMEM (the entry is then
+ * simply not cached). The merge adds a transaction's pending dictionary. */
+int rt__store_cache_frame(struct rt_store *s, uint32_t id, const char *name, size_t len,
+                          uint64_t h);
+int rt__store_cache_stack(struct rt_store *s, uint32_t id, const uint32_t *frames,
+                          size_t depth, uint64_t h);
+int rt__store_cache_merge(struct rt_store *s, const struct rt__store_dict *pending);
 
 /* Counts a committed write transaction holding `uploads` rt_store_put_profiles calls. */
 void rt__store_count_commit(struct rt_store *s, size_t uploads);

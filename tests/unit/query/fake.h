@@ -55,22 +55,25 @@ static inline uint32_t fake_stack(struct fake *f, const char *folded)
     return FAKE_STACK_BASE + f->nstacks++;
 }
 
-static int fake_src_stack(void *ud, uint32_t id, const uint32_t **frames, size_t *depth)
+static int fake_src_stack(void *ud, uint32_t id, uint32_t *frames, size_t cap, size_t *depth)
 {
     struct fake *f = ud;
     if (id < FAKE_STACK_BASE || id - FAKE_STACK_BASE >= f->nstacks)
         return RT_ENOTFOUND;
-    *frames = f->pool + f->off[id - FAKE_STACK_BASE];
     *depth = f->depth[id - FAKE_STACK_BASE];
+    if (*depth > cap)
+        return RT_ETOOBIG;
+    memcpy(frames, f->pool + f->off[id - FAKE_STACK_BASE], *depth * sizeof(*frames));
     return 0;
 }
 
-static const char *fake_src_name(void *ud, uint32_t id)
+static const char *fake_src_name(void *ud, uint32_t id, struct rt_arena *a)
 {
     struct fake *f = ud;
-    return id >= FAKE_FRAME_BASE && id - FAKE_FRAME_BASE < f->nnames
-               ? f->names[id - FAKE_FRAME_BASE]
-               : NULL;
+    if (id < FAKE_FRAME_BASE || id - FAKE_FRAME_BASE >= f->nnames)
+        return NULL;
+    const char *name = f->names[id - FAKE_FRAME_BASE];
+    return rt_arena_strndup(a, name, strlen(name));
 }
 
 static inline struct fake *fake_new(void)

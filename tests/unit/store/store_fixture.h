@@ -174,20 +174,34 @@ static inline int fixture_put(struct rt_store *s, struct rt_profile *p, struct r
     return rc;
 }
 
+/* The name of a stored frame in a buffer of the fixture's (valid until the next call), or
+ * NULL when unknown. */
+static inline const char *fixture_frame_name(struct rt_store *s, uint32_t frame_id)
+{
+    static char buf[4096];
+    struct rt_arena a;
+    rt_arena_init(&a);
+    const char *name = rt_store_frame_name(s, frame_id, &a);
+    if (name)
+        snprintf(buf, sizeof(buf), "%s", name);
+    rt_arena_cleanup(&a);
+    return name ? buf : NULL;
+}
+
 /* Writes the folded form of a stored stack ("a;b;c") into out. */
 static inline void fixture_folded(struct rt_store *s, uint32_t stack_id, char *out,
                                   size_t cap)
 {
-    const uint32_t *frames;
+    uint32_t frames[RT_MAX_STACK_DEPTH + 1];
     size_t depth;
     out[0] = '\0';
-    if (rt_store_stack(s, stack_id, &frames, &depth) != 0) {
+    if (rt_store_stack(s, stack_id, frames, RT_MAX_STACK_DEPTH + 1, &depth) != 0) {
         snprintf(out, cap, "<no stack %u>", stack_id);
         return;
     }
     size_t len = 0;
     for (size_t i = 0; i < depth; i++) {
-        const char *name = rt_store_frame_name(s, frames[i]);
+        const char *name = fixture_frame_name(s, frames[i]);
         len += (size_t)snprintf(out + len, cap > len ? cap - len : 0, "%s%s", i ? ";" : "",
                                 name ? name : "<null>");
         if (len >= cap)

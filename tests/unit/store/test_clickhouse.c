@@ -233,11 +233,11 @@ static double weight_of(const struct rt_profile_meta *m, int64_t from, int64_t t
 /* The leaf of a stack as a small index: its name's first letter - 'a'. */
 static int leaf_of(struct rt_store *s, uint32_t stack_id)
 {
-    const uint32_t *frames;
+    uint32_t frames[RT_MAX_STACK_DEPTH + 1];
     size_t depth;
-    if (rt_store_stack(s, stack_id, &frames, &depth) || !depth)
+    if (rt_store_stack(s, stack_id, frames, RT_MAX_STACK_DEPTH + 1, &depth) || !depth)
         return 7;
-    const char *name = rt_store_frame_name(s, frames[depth - 1]);
+    const char *name = fixture_frame_name(s, frames[depth - 1]);
     return name && name[0] >= 'a' && name[0] < 'h' ? name[0] - 'a' : 7;
 }
 
@@ -287,7 +287,7 @@ static int w_stack(void *ud, uint32_t id, double samples, double value)
 static int w_instance_leaf(void *ud, const char *instance, uint32_t frame, double value)
 {
     struct sums *x = ud;
-    const char *name = rt_store_frame_name(x->s, frame);
+    const char *name = fixture_frame_name(x->s, frame);
     x->il[instance[0] - '0'][name && name[0] >= 'a' && name[0] < 'h' ? name[0] - 'a' : 7] +=
         value;
     return 0;
@@ -296,7 +296,7 @@ static int w_instance_leaf(void *ud, const char *instance, uint32_t frame, doubl
 static int w_leaf_s2(void *ud, uint32_t frame, double s2)
 {
     struct sums *x = ud;
-    const char *name = rt_store_frame_name(x->s, frame);
+    const char *name = fixture_frame_name(x->s, frame);
     int leaf = name && name[0] >= 'a' && name[0] < 'h' ? name[0] - 'a' : 7;
     x->s2[leaf] += s2;
     x->s2_calls[leaf]++;

@@ -229,10 +229,10 @@ static void test_persistence(void)
     CHECK(find_row(&g.p[0], "main;handle;parse") != NULL);
     CHECK(find_row(&g.p[0], "main;handle;render") != NULL);
     CHECK(find_row(&g.p[0], "main;idle") != NULL);
-    CHECK(rt_store_frame_name(s, 999999) == NULL);
-    const uint32_t *fr;
+    CHECK(fixture_frame_name(s, 999999) == NULL);
+    uint32_t fr[RT_MAX_STACK_DEPTH + 1];
     size_t depth;
-    CHECK_INT(rt_store_stack(s, 999999, &fr, &depth), RT_ENOTFOUND);
+    CHECK_INT(rt_store_stack(s, 999999, fr, RT_MAX_STACK_DEPTH + 1, &depth), RT_ENOTFOUND);
 
     /* after reopening, known frames and stacks are found, not inserted again */
     struct rt_profile *b = sample_profile("shop", "i-1", "p-2", T0 + 10 * S, 10 * S);
@@ -478,10 +478,11 @@ static void test_corruption(void)
     /* a damaged stack: reported, not read past its end */
     CHECK_INT(exec_sql(dir, "UPDATE stacks SET frames = x'ff' WHERE id = 1"), SQLITE_OK);
     s = open_dir(dir);
-    const uint32_t *fr;
+    uint32_t fr[RT_MAX_STACK_DEPTH + 1];
     size_t depth;
-    CHECK_INT(rt_store_stack(s, 1, &fr, &depth), RT_EIO);
-    CHECK_INT(rt_store_stack(s, 2, &fr, &depth), 0);
+    CHECK_INT(rt_store_stack(s, 1, fr, RT_MAX_STACK_DEPTH + 1, &depth), RT_EIO);
+    CHECK_INT(rt_store_stack(s, 2, fr, RT_MAX_STACK_DEPTH + 1, &depth), 0);
+    CHECK_INT(rt_store_stack(s, 2, fr, 0, &depth), RT_ETOOBIG); /* no room to copy into */
     /* damaged rows: the scan fails with a message */
     CHECK_INT(exec_sql(dir, "UPDATE profiles SET rows = x'0100ff'"), SQLITE_OK);
     struct rt_store_filter f = {"shop", RT_PTYPE_CPU, T0, T0 + S, NULL, NULL};

@@ -73,9 +73,9 @@ static void add_instance_leaf(struct sums *x, const char *inst, uint32_t frame, 
 
 static uint32_t leaf_of(struct rt_store *s, uint32_t stack_id)
 {
-    const uint32_t *frames;
+    uint32_t frames[RT_MAX_STACK_DEPTH + 1];
     size_t depth;
-    if (rt_store_stack(s, stack_id, &frames, &depth) || depth == 0)
+    if (rt_store_stack(s, stack_id, frames, RT_MAX_STACK_DEPTH + 1, &depth) || depth == 0)
         return UINT32_MAX;
     return frames[depth - 1];
 }

@@ -182,8 +182,10 @@ int rt__ch_alter_table(struct rt_buf *b, const struct rt__ch *ch, const char *ta
 
 int rt__ch_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t n,
                         struct rt_store_put_result *res, struct rt_error *err);
-int rt__ch_load_stack(struct rt_store *s, uint32_t id, struct rt_error *err);
-int rt__ch_load_frame(struct rt_store *s, uint32_t id, struct rt_error *err);
+int rt__ch_load_stack(struct rt_store *s, uint32_t id, uint32_t *frames, size_t cap,
+                      size_t *depth, struct rt_error *err);
+int rt__ch_load_frame(struct rt_store *s, uint32_t id, struct rt_arena *a, const char **name,
+                      struct rt_error *err);
 int rt__ch_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err);
 int64_t rt__ch_profile_count(struct rt_store *s);
 

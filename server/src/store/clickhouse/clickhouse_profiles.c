@@ -379,16 +379,18 @@ int rt__ch_put_profiles(struct rt_store *s, struct rt_profile *const *ps, size_t
     return rc;
 }
 
-int rt__ch_load_stack(struct rt_store *s, uint32_t id, struct rt_error *err)
+int rt__ch_load_stack(struct rt_store *s, uint32_t id, uint32_t *frames, size_t cap,
+                      size_t *depth, struct rt_error *err)
 {
-    (void)s;
-    /* local ids exist only for stacks already in the dictionary */
+    (void)s, (void)frames, (void)cap, (void)depth;
+    /* local ids exist only for stacks already in the dictionary, which is never emptied */
     return rt_error_set(err, RT_ENOTFOUND, "no stack %u", id);
 }
 
-int rt__ch_load_frame(struct rt_store *s, uint32_t id, struct rt_error *err)
+int rt__ch_load_frame(struct rt_store *s, uint32_t id, struct rt_arena *a, const char **name,
+                      struct rt_error *err)
 {
-    (void)s;
+    (void)s, (void)a, (void)name;
     return rt_error_set(err, RT_ENOTFOUND, "no frame %u", id);
 }
 

@@ -298,8 +298,10 @@ int rt__sqlite_put_profiles(struct rt_store *s, struct rt_profile *const *ps, si
                             struct rt_store_put_result *res, struct rt_error *err);
 int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
                     void *ud, struct rt_error *err);
-int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, struct rt_error *err);
-int rt__sqlite_load_frame(struct rt_store *s, uint32_t id, struct rt_error *err);
+int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, uint32_t *frames, size_t cap,
+                          size_t *depth, struct rt_error *err);
+int rt__sqlite_load_frame(struct rt_store *s, uint32_t id, struct rt_arena *a, const char **name,
+                          struct rt_error *err);
 int rt__sqlite_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted,
                       struct rt_error *err);
 int rt__sqlite_put_poll(struct rt_store *s, const char *service, const char *instance,

@@ -27,24 +27,6 @@ struct put_ctx {
     int64_t max_duration_ns;       /* longest duration inserted */
 };
 
-/* Adds a committed frame (stack) to the shared dictionary; 0 or RT_ENOMEM. */
-static int cache_frame(struct rt_store *s, uint32_t id, const char *name, size_t len, uint64_t h)
-{
-    pthread_rwlock_wrlock(&s->dict_lock);
-    int rc = rt__store_dict_add_frame(&s->dict, id, name, len, h);
-    pthread_rwlock_unlock(&s->dict_lock);
-    return rc;
-}
-
-static int cache_stack(struct rt_store *s, uint32_t id, const uint32_t *frames, size_t depth,
-                       uint64_t h)
-{
-    pthread_rwlock_wrlock(&s->dict_lock);
-    int rc = rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
-    pthread_rwlock_unlock(&s->dict_lock);
-    return rc;
-}
-
 /* A row id as a dictionary id; RT_EIO past 32 bits. */
 static int to_id32(int64_t rowid, uint32_t *id, const char *what, struct rt_error *err)
 {
@@ -81,7 +63,7 @@ static int intern_frame(struct put_ctx *c, const char *name, size_t len, uint32_
         if (to_id32(rowid, id, "frame", err))
             return err->code;
         /* committed before this transaction; a failure only costs a miss */
-        cache_frame(c->s, *id, name, len, h);
+        rt__store_cache_frame(c->s, *id, name, len, h);
         return 0;
     }
     sqlite3_reset(st);
@@ -147,7 +129,7 @@ static int intern_stack(struct put_ctx *c, const uint32_t *frames, size_t depth,
     if (find_stack_sql(c, h, id, &found, err))
         return err->code;
     if (found) {
-        cache_stack(c->s, *id, frames, depth, h); /* a failure only costs a miss */
+        rt__store_cache_stack(c->s, *id, frames, depth, h); /* a failure only costs a miss */
         return 0;
     }
     sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_STACK_ADD, err);
@@ -432,9 +414,7 @@ int rt__sqlite_put_group(struct rt_store *s, struct rt__sqlite_put *const *reqs,
     rc = rt__sqlite_commit(db, err);
     if (rc)
         goto out_free_ctx;
-    pthread_rwlock_wrlock(&s->dict_lock);
-    rt__store_dict_merge(&s->dict, &c.pending); /* a failure only costs later misses */
-    pthread_rwlock_unlock(&s->dict_lock);
+    rt__store_cache_merge(s, &c.pending); /* a failure only costs later misses */
 
 out_free_ctx:
     rt__store_dict_cleanup(&c.pending);
@@ -532,7 +512,8 @@ static int read_by_id(struct rt__sqlite *db, enum rt__sql q, uint32_t id, const 
     return err->code;
 }
 
-int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, struct rt_error *err)
+int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, uint32_t *out, size_t cap,
+                          size_t *out_depth, struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
     struct rt__sqlite_conn *c;
@@ -548,16 +529,21 @@ int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, struct rt_error *err)
         ret = rt_error_set(err, RT_EIO, "stack %u unreadable (%s)", id, rt_strerror(ret));
         goto out_end_read;
     }
-    ret = cache_stack(s, id, frames, depth, h);
+    if (depth > cap) {
+        ret = rt_error_set(err, RT_ETOOBIG, "stack %u has %zu frames", id, depth);
+    } else {
+        memcpy(out, frames, depth * sizeof(*out));
+        *out_depth = depth;
+        rt__store_cache_stack(s, id, frames, depth, h); /* a failure only costs a miss */
+    }
     free(frames);
-    if (ret)
-        ret = rt_error_set(err, RT_ENOMEM, "out of memory");
 out_end_read:
     rt__sqlite_read_end(db, c, st);
     return ret;
 }
 
-int rt__sqlite_load_frame(struct rt_store *s, uint32_t id, struct rt_error *err)
+int rt__sqlite_load_frame(struct rt_store *s, uint32_t id, struct rt_arena *a,
+                          const char **out, struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
     struct rt__sqlite_conn *c;
@@ -568,9 +554,11 @@ int rt__sqlite_load_frame(struct rt_store *s, uint32_t id, struct rt_error *err)
     size_t len = (size_t)sqlite3_column_bytes(st, 0);
     if (!name)
         name = "";
-    int ret = cache_frame(s, id, name, len, rt_hash(name, len));
+    *out = rt_arena_strndup(a, name, len);
+    if (*out)
+        rt__store_cache_frame(s, id, name, len, rt_hash(name, len)); /* best effort */
     rt__sqlite_read_end(db, c, st);
-    return ret ? rt_error_set(err, RT_ENOMEM, "out of memory") : 0;
+    return *out ? 0 : rt_error_set(err, RT_ENOMEM, "out of memory");
 }
 
 /* Deletes one batch of expired profiles; sets *n to the number deleted. */
