@@ -185,10 +185,12 @@ struct rt_store {
 
 /* SQLite's bound on the dictionary's memory: it is a cache of the database's frames and stacks,
  * so when adding would take it past this many bytes it is emptied first, and what is used
- * again is read back from the database (docs/internals/store.md, "The frame and stack
+ * again is read back from the database. It must hold the fleet's working set: at 64 MiB the
+ * 30,000-instance load (~150 MiB of frames and stacks a minute) emptied it over and over and
+ * fell behind (docs/performance.md) (docs/internals/store.md, "The frame and stack
  * cache"). ClickHouse's dictionary is its map of content hashes to this process's ids and is
  * not bounded (docs/internals/clickhouse.md). */
-#define RT__STORE_DICT_BUDGET ((size_t)64 << 20)
+#define RT__STORE_DICT_BUDGET ((size_t)256 << 20)
 
 /* Adds committed entries to s->dict under its write lock, emptying it first when they would
  * take it past s->dict_budget (counted in dict_resets). 0 or RT_ENOMEM (the entry is then
