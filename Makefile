@@ -84,7 +84,8 @@ $(BUILD)/roottrace: $(BUILD)/obj/main.o $(call libs_of,cli)
 UNIT_SRCS = $(wildcard tests/unit/*/test_*.c)
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 define UNIT_RULE
-$(BUILD)/tests/$(1)/%: tests/unit/$(1)/%.c tests/unit/test.h $(call libs_of,$(1))
+$(BUILD)/tests/$(1)/%: tests/unit/$(1)/%.c tests/unit/test.h $(wildcard tests/unit/$(1)/*.h) \
+                       $(call libs_of,$(1))
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS) -Itests/unit -o $$@ $$< $(call libs_of,$(1)) $$(LDFLAGS) $$(LDLIBS)
 endef

@@ -174,8 +174,8 @@ static inline int fixture_put(struct rt_store *s, struct rt_profile *p, struct r
     return rc;
 }
 
-/* The name of a stored frame in a buffer of the fixture's (valid until the next call), or
- * NULL when unknown. */
+/* The name of a stored frame in a buffer of the fixture's (valid until the next call; not for
+ * threads: fixture_folded is), or NULL when unknown. */
 static inline const char *fixture_frame_name(struct rt_store *s, uint32_t frame_id)
 {
     static char buf[4096];
@@ -188,7 +188,8 @@ static inline const char *fixture_frame_name(struct rt_store *s, uint32_t frame_
     return name ? buf : NULL;
 }
 
-/* Writes the folded form of a stored stack ("a;b;c") into out. */
+/* Writes the folded form of a stored stack ("a;b;c") into out (thread-safe: readers of the
+ * concurrency test call it at once). */
 static inline void fixture_folded(struct rt_store *s, uint32_t stack_id, char *out,
                                   size_t cap)
 {
@@ -199,14 +200,15 @@ static inline void fixture_folded(struct rt_store *s, uint32_t stack_id, char *o
         snprintf(out, cap, "<no stack %u>", stack_id);
         return;
     }
+    struct rt_arena names;
+    rt_arena_init(&names);
     size_t len = 0;
-    for (size_t i = 0; i < depth; i++) {
-        const char *name = fixture_frame_name(s, frames[i]);
-        len += (size_t)snprintf(out + len, cap > len ? cap - len : 0, "%s%s", i ? ";" : "",
+    for (size_t i = 0; i < depth && len < cap; i++) {
+        const char *name = rt_store_frame_name(s, frames[i], &names);
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? ";" : "",
                                 name ? name : "<null>");
-        if (len >= cap)
-            return;
     }
+    rt_arena_cleanup(&names);
 }
 
 #endif
