@@ -2,6 +2,8 @@
 #ifndef RT_METRICS_H
 #define RT_METRICS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rt/buf.h"
@@ -16,6 +18,9 @@ void rt_metrics_free(struct rt_metrics *m);
 void rt_metrics_upload(struct rt_metrics *m, uint64_t bytes, unsigned profiles);
 
 /* A refused request; reason is an rt_err_name() such as "malformed" or "too_large". */
+/* Counts hours rolled up (docs/internals/rollups.md) and a failed build. */
+void rt_metrics_rollups(struct rt_metrics *m, size_t hours, bool failed);
+
 void rt_metrics_refusal(struct rt_metrics *m, const char *reason);
 
 /* A query (profile, diff) that took ns nanoseconds; kind is "profile" or "diff". */

@@ -110,6 +110,18 @@ uint64_t rt_profile_content_hash(const struct rt_profile *p);
 double rt_profile_window_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns,
                                 int64_t to_ns);
 
+/* Rollups (docs/internals/rollups.md) sum whole hours of the profiles that lie wholly inside
+ * one hour: [t, t + d) within [h·H, (h+1)·H), H = RT_ROLLUP_HOUR_NS, t >= 0, d > 0. In a
+ * window that holds that hour, such a profile weighs exactly 1 (DESIGN §6), so its hour's sums
+ * stand for it. */
+#define RT_ROLLUP_HOUR_NS 3600000000000LL
+
+/* The hour h (t / H) a profile lies wholly inside, or -1: a profile across an hour's edge, of
+ * unknown or zero duration, or starting before 1970 is never rolled up (always read raw). The
+ * one statement of the rule: the SQLite store keeps it per profile (its `hour` column, the
+ * migration computes the same in SQL) and the rollup builder selects by it. */
+int64_t rt_profile_rollup_hour(int64_t start_ns, int64_t duration_ns);
+
 /* Sets a string field (e.g. &p->service) to a copy of s (NULL clears). Returns 0 or RT_ENOMEM. */
 int rt_profile_set_str(char **field, const char *s);
 

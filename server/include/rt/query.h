@@ -94,4 +94,20 @@ json_t *rt_query_timeline(struct rt_store *s, const struct rt_query_timeline_req
 struct rt_profile *rt_query_merge(struct rt_store *s, const struct rt_store_filter *f,
                                   struct rt_error *err);
 
+/* ---- Rollups (docs/internals/rollups.md) ----
+ * How long after its end an hour is rolled up: profiles uploaded later still count (they send
+ * the hour back to wait), this only spares rebuilding an hour whose last uploads are on their
+ * way. */
+#define RT_QUERY_ROLLUP_GRACE_NS (600LL * 1000000000LL)
+
+/* Builds the rollups of at most max_hours hours waiting for one (rt_store_scan_rollup_pending)
+ * that ended at least RT_QUERY_ROLLUP_GRACE_NS before now_ns, oldest first: each hour's
+ * profiles that lie wholly inside it (rt_profile_rollup_hour), summed per (instance, version)
+ * exactly as a window holding the hour sums them (DESIGN §6 weights, §7 capacity inputs), and
+ * stored with rt_store_put_rollup. An hour that got new profiles while it was built is left
+ * waiting (not an error). *built counts the hours stored. Returns 0 (also on a store without
+ * rollups), RT_ENOMEM, RT_EIO, RT_EDISKFULL, RT_ECANCELED. */
+int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_hours, size_t *built,
+                           struct rt_error *err);
+
 #endif

@@ -20,6 +20,9 @@ struct rt_server_opts {
                                   (--alert-lead, DESIGN §13); 0 = none */
     const char *alert_service_labels; /* the labels naming an alert's service, in order
                                   (--alert-service-label); NULL = "service,service_name,job" */
+    int64_t rollup_interval_ns; /* how often the hours that closed are rolled up
+                                  (--rollup-interval, docs/internals/rollups.md); 0 = every
+                                  60 s, < 0 = never */
 };
 
 /* Starts serving on opts->listen with store and control (borrowed; both must outlive the

@@ -62,7 +62,8 @@ int rt__cli_serve(int argc, char **argv)
 {
     struct cli c;
     if (rt__cli_parse(&c, argc, argv,
-                      "listen retention poll-interval alert-lead alert-service-label"))
+                      "listen retention poll-interval alert-lead alert-service-label "
+                      "rollup-interval"))
         return 2;
     struct rt_server_opts opts = {0};
     struct rt_error err = {0};
@@ -79,6 +80,15 @@ int rt__cli_serve(int argc, char **argv)
                         "5m\n");
         return 2;
     }
+    /* how often closed hours are rolled up (docs/internals/rollups.md); 0 = never */
+    if (rt_duration_parse(rt__cli_opt(&c, "rollup-interval", "60s"), &opts.rollup_interval_ns) ||
+        opts.rollup_interval_ns < 0 || opts.rollup_interval_ns > 3600 * RT_NS_PER_S) {
+        fprintf(stderr, "roottrace: --rollup-interval must be a duration up to 1h, such as 60s "
+                        "(0: never build rollups)\n");
+        return 2;
+    }
+    if (opts.rollup_interval_ns == 0)
+        opts.rollup_interval_ns = -1;
     opts.alert_service_labels = rt__cli_opt(&c, "alert-service-label", NULL);
     if (opts.alert_service_labels &&
         (!*opts.alert_service_labels || strlen(opts.alert_service_labels) > 255)) {

@@ -16,6 +16,7 @@
 #include "rt/buf.h"
 #include "rt/log.h"
 #include "rt/metrics.h"
+#include "rt/query.h"
 #include "rt/server.h"
 #include "rt/str.h"
 #include "rt/timeutil.h"
@@ -54,6 +55,7 @@ struct rt_server {
     uint16_t port;
     int64_t retention_ns;
     pthread_t sweeper;
+    int64_t rollup_interval_ns;   /* rt_server_opts.rollup_interval_ns */
     bool sweeper_started;
     bool stopping;             /* guarded by mu */
     atomic_bool draining;      /* rt_server_stop began: requests arriving now get 503 */
@@ -539,23 +541,66 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, struct 
     return 0;
 }
 
-/* Deletes profiles past retention at start and then hourly, until the server stops. */
+/* Builds the rollups of the hours that closed (docs/internals/rollups.md), a few hours per
+ * call of the store, until none is left or the server stops. */
+static void build_rollups(struct rt_server *srv)
+{
+    for (;;) {
+        pthread_mutex_lock(&srv->mu);
+        bool stopping = srv->stopping;
+        pthread_mutex_unlock(&srv->mu);
+        if (stopping)
+            return;
+        struct rt_error err = {0};
+        size_t built = 0;
+        int rc = rt_query_build_rollups(srv->api.store, rt_time_now_ns(), 4, &built, &err);
+        rt_metrics_rollups(srv->metrics, built, rc != 0 && rc != RT_ECANCELED);
+        if (rc) {
+            if (rc != RT_ECANCELED)
+                rt_log(RT_LOG_WARN, "building rollups failed: %s", err.msg);
+            return;
+        }
+        if (built)
+            rt_log(RT_LOG_DEBUG, "rollups: built %zu hours", built);
+        if (built < 4)
+            return;
+    }
+}
+
+/* Deletes profiles past retention at start and then hourly, and builds the rollups of closed
+ * hours at start and then every rollup interval (unless it is negative: never), until the
+ * server stops. */
 static void *sweep(void *arg)
 {
     struct rt_server *srv = arg;
+    int64_t next_retention = 0;
     pthread_mutex_lock(&srv->mu);
     while (!srv->stopping) {
         pthread_mutex_unlock(&srv->mu);
-        struct rt_error err = {0};
-        int64_t deleted = 0;
-        if (rt_store_retain(srv->api.store, rt_time_now_ns() - srv->retention_ns, &deleted, &err))
-            rt_log(RT_LOG_WARN, "retention sweep failed: %s", err.msg);
-        else if (deleted)
-            rt_log(RT_LOG_INFO, "retention: deleted %lld profiles", (long long)deleted);
+        int64_t now = rt_time_now_ns();
+        if (now >= next_retention) {
+            struct rt_error err = {0};
+            int64_t deleted = 0;
+            if (rt_store_retain(srv->api.store, now - srv->retention_ns, &deleted, &err))
+                rt_log(RT_LOG_WARN, "retention sweep failed: %s", err.msg);
+            else if (deleted)
+                rt_log(RT_LOG_INFO, "retention: deleted %lld profiles", (long long)deleted);
+            next_retention = now + 3600 * (int64_t)1000000000;
+        }
+        if (srv->rollup_interval_ns >= 0)
+            build_rollups(srv);
+        int64_t wait_ns = srv->rollup_interval_ns > 0 ? srv->rollup_interval_ns
+                          : srv->rollup_interval_ns == 0 ? 60 * RT_NS_PER_S
+                                                         : next_retention - now;
         pthread_mutex_lock(&srv->mu);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 3600;
+        until.tv_sec += wait_ns / RT_NS_PER_S;
+        until.tv_nsec += wait_ns % RT_NS_PER_S;
+        if (until.tv_nsec >= RT_NS_PER_S) {
+            until.tv_sec++;
+            until.tv_nsec -= RT_NS_PER_S;
+        }
         while (!srv->stopping && pthread_cond_timedwait(&srv->cond, &srv->mu, &until) == 0)
             ;
     }
@@ -593,6 +638,7 @@ struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *con
     srv->metrics = rt_metrics_new();
     srv->api.metrics = srv->metrics;
     srv->retention_ns = opts->retention_ns;
+    srv->rollup_interval_ns = opts->rollup_interval_ns;
     srv->body_budget = BODY_BUDGET_BODIES * (srv->api.limits.max_compressed + 1);
     unsigned threads = opts->threads ? opts->threads : 4;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |

@@ -232,3 +232,11 @@ double rt_profile_window_weight(int64_t start_ns, int64_t duration_ns, int64_t f
         return 1.0;
     return (double)(hi - lo) / (double)duration_ns;
 }
+
+int64_t rt_profile_rollup_hour(int64_t start_ns, int64_t duration_ns)
+{
+    if (start_ns < 0 || duration_ns <= 0 || duration_ns > INT64_MAX - start_ns)
+        return -1;
+    int64_t room = RT_ROLLUP_HOUR_NS - start_ns % RT_ROLLUP_HOUR_NS; /* to the hour's end */
+    return duration_ns <= room ? start_ns / RT_ROLLUP_HOUR_NS : -1;
+}

@@ -172,13 +172,29 @@ static json_t *window_json(const struct rt__query_win *w)
 }
 
 /* Who sampled the answer's profiles (DESIGN §12): [{"agent", "method", "note",
- * "declared_type", "profiles"}], declared_type null unless the producer's declared type was
+ * "declared_type", "profiles"}], most profiles first, then by agent; declared_type null unless the producer's declared type was
  * relabelled; an entry {"agent": "others", ...} counts producers past the list's bound. */
+static int cmp_producer(const void *a, const void *b)
+{
+    const struct rt__query_producer *x = a, *y = b;
+    if (x->profiles != y->profiles)
+        return x->profiles > y->profiles ? -1 : 1;
+    int d = strcmp(rt_producer_agent(x->producer), rt_producer_agent(y->producer));
+    if (d)
+        return d;
+    return x->declared_type < y->declared_type ? -1 : x->declared_type > y->declared_type;
+}
+
 static json_t *producers_json(const struct rt__query_ctx *c)
 {
     json_t *arr = json_array();
+    /* most profiles first, then by agent: the same order whatever order the store read them
+     * in (rollups are read after raw profiles, docs/internals/rollups.md) */
+    struct rt__query_producer sorted[RT__QUERY_MAX_PRODUCERS];
+    memcpy(sorted, c->producers, c->nproducers * sizeof(*sorted));
+    qsort(sorted, c->nproducers, sizeof(*sorted), cmp_producer);
     for (uint32_t i = 0; arr && i < c->nproducers; i++) {
-        const struct rt__query_producer *q = &c->producers[i];
+        const struct rt__query_producer *q = &sorted[i];
         json_array_append_new(
             arr, json_pack("{s:s, s:s, s:s, s:o, s:i}", "agent", rt_producer_agent(q->producer),
                            "method", q->producer->method, "note", q->producer->note,

@@ -46,6 +46,8 @@ static size_t profile_spans(const struct rt__query_cap_in *in, struct inst_acc *
         const struct rt__query_prof *p = &in->profs[i];
         struct inst_acc *a = &acc[p->inst];
         a->profiled = true;
+        if (p->summary) /* its covered time is in in->spans */
+            continue;
         if (p->duration_ns <= 0) { /* only its start is known */
             if (p->start_ns >= in->from_ns && p->start_ns < in->to_ns)
                 evidence(a, p->start_ns, p->start_ns);
@@ -60,7 +62,22 @@ static size_t profile_spans(const struct rt__query_cap_in *in, struct inst_acc *
         evidence(a, lo, hi);
         spans[n++] = (struct span){p->inst, lo, hi};
     }
+    for (size_t i = 0; i < in->nspans; i++) {
+        const struct rt__query_span *sp = &in->spans[i];
+        int64_t lo = sp->lo > in->from_ns ? sp->lo : in->from_ns;
+        int64_t hi = sp->hi < in->to_ns ? sp->hi : in->to_ns;
+        if (hi <= lo)
+            continue;
+        evidence(&acc[sp->inst], lo, hi);
+        spans[n++] = (struct span){sp->inst, lo, hi};
+    }
     return n;
+}
+
+/* Profiles p stands for: 1, or a summary's count. */
+static uint32_t profiles_of(const struct rt__query_prof *p)
+{
+    return p->summary ? p->count : 1;
 }
 
 /* P_i: the union of each instance's clipped spans (overlaps count once, DESIGN §7). */
@@ -90,25 +107,28 @@ static void sum_cpu_sources(const struct rt__query_cap_in *in, struct rt__query_
                             struct rt__query_cap *out)
 {
     double sampled = 0, unsampled = 0, os = 0;
+    uint64_t profiles = 0;
     for (size_t i = 0; i < in->nprofs; i++) {
         const struct rt__query_prof *p = &in->profs[i];
         sampled += p->sampled_ns;
         unsampled += p->unsampled_ns;
         out->profiles_scaled += p->scaled;
         out->profiles_unchecked += p->unchecked;
+        profiles += profiles_of(p);
         if (insts) {
             insts[p->inst].sampled_ns += p->sampled_ns;
             insts[p->inst].unsampled_ns += p->unsampled_ns;
         }
-        if (p->os_ns < 0)
+        uint32_t carried = p->summary ? p->os_count : p->os_ns >= 0;
+        if (!carried)
             continue;
         os += p->os_ns;
-        out->profiles_os++;
+        out->profiles_os += carried;
         if (insts)
             insts[p->inst].os_ns = (isnan(insts[p->inst].os_ns) ? 0 : insts[p->inst].os_ns) +
                                    p->os_ns;
     }
-    out->profiles = in->nprofs > UINT32_MAX ? UINT32_MAX : (uint32_t)in->nprofs;
+    out->profiles = profiles > UINT32_MAX ? UINT32_MAX : (uint32_t)profiles;
     out->sampled_cpu_s = sampled / 1e9;
     out->unattributed_cpu_s = unsampled / 1e9;
     out->os_cpu_s = out->profiles_os ? os / 1e9 : NAN;
@@ -142,7 +162,7 @@ static void set_availability(const struct rt__query_cap_in *in, struct rt__query
         out->reason = RT__QUERY_REASON_NO_PROFILES;
     else {
         for (size_t i = 0; i < in->nprofs; i++)
-            if (in->profs[i].duration_ns <= 0) {
+            if (!in->profs[i].summary && in->profs[i].duration_ns <= 0) {
                 out->reason = RT__QUERY_REASON_NO_DURATION;
                 return;
             }
@@ -158,7 +178,7 @@ int rt__query_capacity(const struct rt__query_cap_in *in, struct rt__query_cap_i
     out->window_s = in->to_ns > in->from_ns ? (double)(in->to_ns - in->from_ns) / 1e9 : 0;
     out->coverage = NAN;
     struct inst_acc *acc = calloc(in->ninst ? in->ninst : 1, sizeof(*acc));
-    size_t nspans = in->nprofs > in->ninst ? in->nprofs : in->ninst;
+    size_t nspans = in->nprofs + in->nspans > in->ninst ? in->nprofs + in->nspans : in->ninst;
     struct span *spans = malloc((nspans ? nspans : 1) * sizeof(*spans));
     if (!acc || !spans) {
         free(acc);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "rt/arena.h"
+#include "rt/buf.h"
 #include "rt/err.h"
 #include "rt/intern.h"
 #include "rt/profile.h"
@@ -74,6 +75,7 @@ struct rt__query_stack {
     uint32_t off;          /* first function index in rt__query_ctx.fpool (root first) */
     uint32_t depth;        /* frames */
     uint32_t leaf;         /* fpool[off + depth - 1], kept here: one cache miss less a row */
+    uint32_t id;           /* the store's stack id */
     double samples[2];     /* weighted samples per window */
     double value[2];       /* weighted value (ns) per window */
 };
@@ -89,8 +91,21 @@ struct rt__query_prof {
     double sampled_ns;     /* the sampled value */
     double unsampled_ns;   /* CPU the OS saw beyond a CPU-timer sampler's (unattributed) */
     double os_ns;          /* the OS CPU that covers what it sampled; -1 none */
-    bool scaled;           /* value_ns is the OS figure (a wall-ticking sampler, §7) */
-    bool unchecked;        /* a wall-ticking sampler without an OS figure: sampled, unchecked */
+    uint32_t scaled;       /* value_ns is the OS figure (a wall-ticking sampler, §7): 1, or
+                              of a summary, how many of its profiles */
+    uint32_t unchecked;    /* a wall-ticking sampler without an OS figure (sampled, unchecked):
+                              1, or of a summary, how many */
+    bool summary;          /* stands for count profiles of a rollup (rt__query_add_rollup):
+                              its sums are theirs, its covered time is in the window's spans,
+                              start and duration mean nothing */
+    uint32_t count;        /* a summary's profiles */
+    uint32_t os_count;     /* a summary's profiles that carried an OS figure (os_ns their sum) */
+};
+
+/* Covered time of an instance that a summary stands for: part of P_i's union (DESIGN §7). */
+struct rt__query_span {
+    uint32_t inst;
+    int64_t lo, hi;        /* [lo, hi), ns */
 };
 
 /* One instance's poll evidence inside a window (rt_store_scan_liveness). */
@@ -107,6 +122,8 @@ struct rt__query_cap_in {
     size_t nprofs;
     const struct rt__query_live *live;   /* polls inside W (an instance's entries combine) */
     size_t nlive;
+    const struct rt__query_span *spans;  /* summaries' covered time, inside W (may be NULL) */
+    size_t nspans;
 };
 
 /* One instance's part of a window's capacity estimate (DESIGN §7). Summed over instances,
@@ -158,6 +175,8 @@ struct rt__query_win {
     size_t nprofs, cap_profs;
     struct rt__query_live *live;   /* poll evidence */
     size_t nlive, cap_live;
+    struct rt__query_span *spans;  /* covered time of summaries (rollups) */
+    size_t nspans, cap_spans;
     double agree_sampled_ns;       /* weighted value of profiles carrying an OS CPU figure */
     double agree_os_ns;            /* their weighted OS CPU (rt_producer_os_cpu_ns) */
     uint32_t agree_profiles;       /* how many profiles carried one */
@@ -222,7 +241,8 @@ struct rt__query_ctx {
     struct rt_u64map instfn_map; /* (window, instance, function) -> instfn index */
     struct rt_arena arena;           /* the request's memory, freed at once by cleanup */
     struct rt__query_scratch scratch;
-    struct rt__query_producer producers[RT__QUERY_MAX_PRODUCERS]; /* in order of first sight */
+    struct rt__query_producer producers[RT__QUERY_MAX_PRODUCERS]; /* in order of first sight
+                                                                    (answers sort them) */
     uint32_t nproducers;
     uint32_t producers_other;        /* profiles from producers past RT__QUERY_MAX_PRODUCERS */
     bool finished;
@@ -245,6 +265,25 @@ int rt__query_finish(struct rt__query_ctx *c);
  * instances with a profile in the window when f->version is set). */
 int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
                    const struct rt_store_filter *f, struct rt_error *err);
+
+/* ---- rollup.c: whole hours summed once (docs/internals/rollups.md) ---- */
+/* Adds one rollup (an hour of one instance, as rt__query_rollup_encode wrote it) to window k,
+ * which must hold the hour: the same state as adding each of its profiles. Returns 0,
+ * RT_ENOMEM, RT_EIO (data unreadable, or an unknown stack). */
+int rt__query_add_rollup(struct rt__query_ctx *c, int k, const char *instance, const void *data,
+                         size_t len);
+/* The aggregation's own steps, for rollup.c (window.c): a frame's function index, a stack's
+ * index (its frames fetched once), a (window, instance, function) self value for per-function
+ * capacity, and n profiles of a producer. Return 0, RT_ENOMEM or RT_EIO (unknown stack). */
+int rt__query_fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out);
+int rt__query_stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out);
+int rt__query_add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v);
+struct rt_producer;
+void rt__query_count_producer(struct rt__query_ctx *c, const struct rt_producer *prod,
+                              enum rt_ptype declared, uint32_t n);
+/* Encodes window 0 of an unfinished context c, into which one instance's profiles of one hour
+ * were added (each weighing 1), as a rollup into out (cleared first). Returns 0 or RT_ENOMEM. */
+int rt__query_rollup_encode(const struct rt__query_ctx *c, struct rt_buf *out);
 
 /* ---- capacity.c (pure, DESIGN §7) ---- */
 

@@ -156,7 +156,7 @@ json_t *rt_query_timeline(struct rt_store *s, const struct rt_query_timeline_req
                                 req->version, req->instance};
     static const struct rt_store_window_cb cbs = {agg_profile_cb, agg_stack_cb, agg_leaf_cb,
                                                  agg_s2_cb};
-    static const struct rt_store_window_reader reader = {scan_cb, &cbs};
+    static const struct rt_store_window_reader reader = {scan_cb, &cbs, NULL}; /* raw */
     rt_error_clear(err);
     int rc = rt_store_read_window(s, &f, &reader, &t, err);
     json_t *j = NULL;

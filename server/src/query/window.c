@@ -46,6 +46,7 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     for (int k = 0; k < 2; k++) {
         free(c->win[k].profs);
         free(c->win[k].live);
+        free(c->win[k].spans);
     }
     free(c->fns);
     free(c->stacks);
@@ -147,6 +148,7 @@ static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out
     st->off = (uint32_t)c->nfpool;
     st->depth = (uint32_t)depth;
     st->leaf = c->fpool[c->nfpool + depth - 1];
+    st->id = stack_id;
     c->nfpool += depth;
     *out = c->nstacks++;
     return 0;
@@ -296,9 +298,15 @@ static int add_prof(struct rt__query_ctx *c, int k, const struct rt_profile_meta
     bool scaled = rt_producer_is_scaled(prod);
     double unsampled = weight * rt_producer_unsampled_ns(prod, os, m->value_ns);
     w->profs[w->nprofs++] = (struct rt__query_prof){
-        *inst,     m->time_ns, m->duration_ns, v_i * m->cpu_scale + unsampled,
-        v_i,       unsampled,  os >= 0 ? weight * (double)os : -1,
-        scaled && os >= 0,     scaled && os < 0};
+        .inst = *inst,
+        .start_ns = m->time_ns,
+        .duration_ns = m->duration_ns,
+        .value_ns = v_i * m->cpu_scale + unsampled,
+        .sampled_ns = v_i,
+        .unsampled_ns = unsampled,
+        .os_ns = os >= 0 ? weight * (double)os : -1,
+        .scaled = scaled && os >= 0,
+        .unchecked = scaled && os < 0};
     return 0;
 }
 
@@ -413,8 +421,8 @@ static int window_capacity(struct rt__query_ctx *c, int k)
     w->inst_cap = rt_arena_calloc(&c->arena, ninst ? ninst : 1, sizeof(*w->inst_cap));
     if (!w->inst_cap)
         return RT_ENOMEM;
-    struct rt__query_cap_in in = {w->from_ns, w->to_ns, ninst, w->profs,
-                                  w->nprofs, w->live, w->nlive};
+    struct rt__query_cap_in in = {w->from_ns, w->to_ns, ninst,   w->profs, w->nprofs,
+                                  w->live,    w->nlive, w->spans, w->nspans};
     return rt__query_capacity(&in, w->inst_cap, &w->cap);
 }
 
@@ -458,6 +466,37 @@ int rt__query_finish(struct rt__query_ctx *c)
     }
     c->finished = true;
     return 0;
+}
+
+/* ---- for rollup.c ---- */
+
+int rt__query_fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out)
+{
+    return fn_index(c, frame_id, out);
+}
+
+int rt__query_stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out)
+{
+    return stack_index(c, stack_id, out);
+}
+
+int rt__query_add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v)
+{
+    return add_instfn(c, k, inst, fn, v);
+}
+
+void rt__query_count_producer(struct rt__query_ctx *c, const struct rt_producer *prod,
+                              enum rt_ptype declared, uint32_t n)
+{
+    if (n == 0)
+        return;
+    count_producer(c, prod, declared);
+    for (uint32_t i = 0; i < c->nproducers; i++) /* the rest of n at once */
+        if (c->producers[i].producer == prod && c->producers[i].declared_type == declared) {
+            c->producers[i].profiles += n - 1;
+            return;
+        }
+    c->producers_other += n - 1;
 }
 
 /* Scan state passed through the store's callbacks. */
@@ -522,7 +561,16 @@ static int agg_leaf_s2(void *ud, uint32_t frame_id, double s2)
 
 static const struct rt_store_window_cb window_cbs = {agg_profile, agg_stack, agg_instance_leaf,
                                                      agg_leaf_s2};
-static const struct rt_store_window_reader window_reader = {scan_profile_cb, &window_cbs};
+static int scan_rollup_cb(void *ud, const char *instance, const char *version,
+                          const void *data, size_t len)
+{
+    (void)version;
+    struct scan_ud *u = ud;
+    return rt__query_add_rollup(u->c, u->k, instance, data, len);
+}
+
+static const struct rt_store_window_reader window_reader = {scan_profile_cb, &window_cbs,
+                                                            scan_rollup_cb};
 
 static int scan_liveness_cb(void *ud, const struct rt_liveness *l)
 {

@@ -74,6 +74,16 @@ struct rt__store_ops {
     int (*scan_audit)(struct rt_store *s, int64_t from_ns, int64_t to_ns, size_t limit,
                       rt_store_audit_cb cb, void *ud, struct rt_error *err);
     int (*retain)(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err);
+    /* Optional, all three or none (rt_store_has_rollups): rt_store_read_window over the
+     * rollups of f's whole hours plus the raw profiles they do not stand for;
+     * rt_store_scan_rollup_pending; rt_store_put_rollup. */
+    int (*scan_rolled)(struct rt_store *s, const struct rt_store_filter *f,
+                       const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
+    int (*scan_rollup_pending)(struct rt_store *s, int64_t before_hour, size_t limit,
+                               int (*cb)(void *ud, const struct rt_rollup_hour *h), void *ud,
+                               struct rt_error *err);
+    int (*put_rollup)(struct rt_store *s, const struct rt_rollup_hour *h,
+                      const struct rt_rollup_group *g, size_t n, struct rt_error *err);
     int64_t (*disk_bytes)(struct rt_store *s);
     int (*ping)(struct rt_store *s, struct rt_error *err); /* NULL: always answers */
     int64_t (*profile_count)(struct rt_store *s);
@@ -260,5 +270,15 @@ int rt__store_encode_rows(struct rt_buf *b, struct rt_store_row *rows, size_t *n
  * Returns 0, RT_EMALFORMED or RT_ENOMEM. */
 int rt__store_decode_rows(const void *blob, size_t n, struct rt_store_row **rows, size_t *cap,
                           size_t *nrows);
+
+/* ---- Rollups (store_rollup.c) ---- */
+
+/* True when [f->from_ns, f->to_ns) holds a whole hour (RT_ROLLUP_HOUR_NS-aligned). */
+bool rt__store_window_has_hour(const struct rt_store_filter *f);
+
+/* rt_store_read_window through the backend's scan_rolled, with the cancellation checks of
+ * every scan. */
+int rt__store_read_rolled(struct rt_store *s, const struct rt_store_filter *f,
+                          const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
 
 #endif

@@ -11,9 +11,12 @@
 
 static struct rt__query_prof prof(uint32_t inst, double start_s, double dur_s, double cpu_s)
 {
-    struct rt__query_prof p = {inst,      (int64_t)llround(start_s * S),
-                               dur_s < 0 ? -1 : (int64_t)llround(dur_s * S),
-                               cpu_s * S, cpu_s * S, 0, -1, false, false};
+    struct rt__query_prof p = {.inst = inst,
+                               .start_ns = (int64_t)llround(start_s * S),
+                               .duration_ns = dur_s < 0 ? -1 : (int64_t)llround(dur_s * S),
+                               .value_ns = cpu_s * S,
+                               .sampled_ns = cpu_s * S,
+                               .os_ns = -1};
     return p;
 }
 
@@ -21,7 +24,7 @@ static struct rt__query_cap run(const struct rt__query_prof *ps, size_t np,
                                 const struct rt__query_live *live, size_t nl, uint32_t ninst,
                                 struct rt__query_cap_inst *factor)
 {
-    struct rt__query_cap_in in = {0, 600 * S, ninst, ps, np, live, nl};
+    struct rt__query_cap_in in = {0, 600 * S, ninst, ps, np, live, nl, NULL, 0};
     struct rt__query_cap out;
     CHECK_INT(rt__query_capacity(&in, factor, &out), 0);
     return out;
@@ -201,7 +204,7 @@ static void test_edges(void)
     struct rt__query_cap c = run(ps, 1, &live, 1, 1, NULL);
     CHECK_NEAR(c.alive_s, 600.0, REL);
     CHECK_NEAR(c.vcpu_hours_per_month, 730.0 / 600.0 * 10.0 * 6.0, REL);
-    struct rt__query_cap_in in = {5, 5, 1, ps, 1, NULL, 0};
+    struct rt__query_cap_in in = {5, 5, 1, ps, 1, NULL, 0, NULL, 0};
     CHECK_INT(rt__query_capacity(&in, NULL, &c), 0);
     CHECK(!c.available);
     CHECK_STR(c.reason, "window is empty");

@@ -591,9 +591,14 @@ static void test_migration_v1(void)
 
     struct rt_store *s = open_dir(dir);
     struct rt_error err = {0};
-    CHECK_INT(query_int(dir, "PRAGMA user_version"), 6);
+    CHECK_INT(query_int(dir, "PRAGMA user_version"), 7);
     /* old data intact */
     CHECK_INT(rt_store_profile_count(s), 1);
+    /* v7: the stored profile got its hour by rt_profile_rollup_hour's rule, and waits for it */
+    CHECK_INT(query_int(dir, "SELECT hour FROM profiles WHERE id = 1"),
+              rt_profile_rollup_hour(T0, S));
+    CHECK_INT(query_int(dir, "SELECT count(*) FROM rollup_pending WHERE hour = "
+                             "(SELECT hour FROM profiles WHERE id = 1)"), 1);
     struct listing l = {0};
     struct rt_store_filter f = {.service = "shop", .type = RT_PTYPE_CPU, .from_ns = T0,
                                 .to_ns = T0 + 60 * S};
@@ -638,7 +643,7 @@ static void test_migration_v1(void)
 
     /* reopening an upgraded database migrates nothing again */
     s = open_dir(dir);
-    CHECK_INT(query_int(dir, "PRAGMA user_version"), 6);
+    CHECK_INT(query_int(dir, "PRAGMA user_version"), 7);
     memset(&l, 0, sizeof(l));
     CHECK_INT(rt_store_scan_instance_status(s, NULL, collect_status, &l, &err), 0);
     /* the upload after the poll set last_seen to its arrival (now) */
@@ -661,7 +666,7 @@ static void test_migration_newer(void)
     snprintf(path, sizeof(path), "%s/roottrace.db", dir);
     sqlite3 *db;
     CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
-    CHECK_INT(sqlite3_exec(db, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(db, "PRAGMA user_version = 8", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     struct rt_error err = {0};
     CHECK(rt_store_open(dir, &err) == NULL);

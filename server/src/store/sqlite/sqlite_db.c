@@ -11,7 +11,7 @@
 
 #include "sqlite_int.h"
 
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 7
 #define BUSY_TIMEOUT_MS 10000
 #define MAX_IDLE_READERS 8
 
@@ -121,10 +121,34 @@ static const char migrate_v6[] =
     " at_ns INTEGER NOT NULL, ended_at_ns INTEGER NOT NULL);"
     "CREATE INDEX issue_states_issue ON issue_states(issue_id, kind, id);";
 
+/* Version 6 -> 7: rollups (docs/internals/rollups.md). Each profile keeps the hour it lies
+ * wholly inside (rt_profile_rollup_hour, -1 for none; profiles stored before get theirs here,
+ * by the same rule), and the profiles of no hour an index of their own, so that a window read
+ * through rollups finds them without reading the others. An hour waits in rollup_pending
+ * (gen counts the stores into it) until its rollup is built into rollup_hours and rollups. */
+static const char migrate_v7[] =
+    "ALTER TABLE profiles ADD COLUMN hour INTEGER NOT NULL DEFAULT -1;"
+    "UPDATE profiles SET hour = time_ns / 3600000000000 WHERE duration_ns > 0 AND time_ns >= 0"
+    " AND duration_ns <= 3600000000000 - time_ns % 3600000000000;"
+    "CREATE INDEX profiles_straddle ON profiles(service_id, type, time_ns) WHERE hour < 0;"
+    "CREATE TABLE rollup_pending("
+    " service_id INTEGER NOT NULL, type INTEGER NOT NULL, hour INTEGER NOT NULL,"
+    " gen INTEGER NOT NULL, PRIMARY KEY(service_id, type, hour)) WITHOUT ROWID;"
+    "INSERT INTO rollup_pending SELECT service_id, type, hour, 1 FROM profiles"
+    " WHERE hour >= 0 GROUP BY service_id, type, hour;"
+    "CREATE TABLE rollup_hours("
+    " service_id INTEGER NOT NULL, type INTEGER NOT NULL, hour INTEGER NOT NULL,"
+    " built_at_ns INTEGER NOT NULL, PRIMARY KEY(service_id, type, hour)) WITHOUT ROWID;"
+    "CREATE TABLE rollups("
+    " id INTEGER PRIMARY KEY, service_id INTEGER NOT NULL, type INTEGER NOT NULL,"
+    " hour INTEGER NOT NULL, instance_id INTEGER NOT NULL REFERENCES instances(id),"
+    " version TEXT, data BLOB NOT NULL);"
+    "CREATE INDEX rollups_hour ON rollups(service_id, type, hour);";
+
 /* Migrations: migrations[v] takes a database from version v to v + 1. */
 static const char *const migrations[SCHEMA_VERSION] = {rt__sqlite_schema_v1, migrate_v2,
                                                        migrate_v3, migrate_v4, migrate_v5,
-                                                       migrate_v6};
+                                                       migrate_v6, migrate_v7};
 
 int rt__sqlite_fail(struct rt__sqlite_conn *c, int rc, const char *what, struct rt_error *err)
 {
@@ -573,6 +597,9 @@ static const struct rt__store_ops sqlite_ops = {
     .put_audit = rt__sqlite_put_audit,
     .scan_audit = rt__sqlite_scan_audit,
     .retain = rt__sqlite_retain,
+    .scan_rolled = rt__sqlite_scan_rolled,
+    .scan_rollup_pending = rt__sqlite_scan_rollup_pending,
+    .put_rollup = rt__sqlite_put_rollup,
     .disk_bytes = sqlite_disk_bytes,
     .profile_count = sqlite_profile_count,
 };

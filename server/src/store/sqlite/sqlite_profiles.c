@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "rt/producer.h"
+#include "rt/profile.h"
+#include "rt/u64map.h"
 #include "rt/str.h"
 #include "rt/timeutil.h"
 #include "sqlite_int.h"
@@ -25,7 +27,34 @@ struct put_ctx {
     int64_t now_ns;                /* time of the upload */
     int64_t added;                 /* profiles inserted */
     int64_t max_duration_ns;       /* longest duration inserted */
+    struct {                       /* hours this transaction already sent back to wait for */
+        int64_t service_id, hour;  /* their rollups (rt__sqlite_rollup_touch), most recent */
+        int type;
+    } touched[8];
+    unsigned ntouched;
 };
+
+/* Sends p's hour (if it has one) back to wait for its rollup, once per transaction. */
+static int touch_hour(struct put_ctx *c, const struct rt_profile *p, int64_t service_id,
+                      struct rt_error *err)
+{
+    int64_t hour = rt_profile_rollup_hour(p->time_ns, p->duration_ns);
+    if (hour < 0)
+        return 0;
+    unsigned n = c->ntouched < 8 ? c->ntouched : 8;
+    for (unsigned i = 0; i < n; i++)
+        if (c->touched[i].hour == hour && c->touched[i].service_id == service_id &&
+            c->touched[i].type == (int)p->type)
+            return 0;
+    int rc = rt__sqlite_rollup_touch(c->w, service_id, (int)p->type, hour, c->now_ns, err);
+    if (!rc) {
+        unsigned slot = c->ntouched++ % 8;
+        c->touched[slot].service_id = service_id;
+        c->touched[slot].hour = hour;
+        c->touched[slot].type = (int)p->type;
+    }
+    return rc;
+}
 
 /* A row id as a dictionary id; RT_EIO past 32 bits. */
 static int to_id32(int64_t rowid, uint32_t *id, const char *what, struct rt_error *err)
@@ -324,6 +353,7 @@ static int insert_profile(struct put_ctx *c, const struct rt_profile *p, int64_t
     sqlite3_bind_double(st, 20, p->cpu_scale);
     sqlite3_bind_int64(st, 21, (int64_t)p->content_hash);
     sqlite3_bind_int(st, 22, (int)p->declared_type);
+    sqlite3_bind_int64(st, 23, rt_profile_rollup_hour(p->time_ns, p->duration_ns));
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -370,7 +400,7 @@ static int put_one(struct put_ctx *c, const struct rt_profile *p, struct rt_stor
     if (c->blob.len > INT32_MAX)
         return rt_error_set(err, RT_ETOOBIG, "profile rows exceed 2 GiB");
     if (insert_profile(c, p, service_id, instance_id, nrows, &id, err) ||
-        touch_service(c, service_id, err))
+        touch_service(c, service_id, err) || touch_hour(c, p, service_id, err))
         return err->code;
     res->id = id;
     return 0;
@@ -450,6 +480,41 @@ static void read_meta(sqlite3_stmt *st, struct rt_profile_meta *m)
     m->declared_type = rt__store_declared_type_of(sqlite3_column_int(st, 16));
 }
 
+int rt__sqlite_scan_rows(struct rt__sqlite_conn *c, sqlite3_stmt *st, rt_store_profile_cb cb,
+                         void *ud, struct rt_u64map *seen, struct rt_error *err)
+{
+    struct rt_store_row *rows = NULL;
+    size_t cap = 0;
+    int ret = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct rt_profile_meta m;
+        read_meta(st, &m);
+        if (seen && sqlite3_column_int64(st, 17) < 0) { /* of no hour: may come twice */
+            uint32_t dummy;
+            if (rt_u64map_find(seen, (uint64_t)m.id, &dummy))
+                continue;
+            if (rt_u64map_put(seen, (uint64_t)m.id, 0)) {
+                ret = rt_error_set(err, RT_ENOMEM, "out of memory");
+                break;
+            }
+        }
+        size_t nrows;
+        int drc = rt__store_decode_rows(sqlite3_column_blob(st, 13),
+                                        (size_t)sqlite3_column_bytes(st, 13), &rows, &cap, &nrows);
+        if (drc) {
+            ret = rt_error_set(err, RT_EIO, "profile %lld: rows unreadable (%s)",
+                               (long long)m.id, rt_strerror(drc));
+            break;
+        }
+        if ((ret = cb(ud, &m, rows, nrows)))
+            break;
+    }
+    if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        ret = rt__sqlite_fail(c, rc, "scanning profiles", err);
+    free(rows);
+    return ret;
+}
+
 int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
                     void *ud, struct rt_error *err)
 {
@@ -458,35 +523,14 @@ int rt__sqlite_scan(struct rt_store *s, const struct rt_store_filter *f, rt_stor
     sqlite3_stmt *st;
     if (rt__sqlite_read_begin(db, RT__SQL_SCAN, &c, &st, err))
         return err->code;
-    struct rt_store_row *rows = NULL;
-    size_t cap = 0;
-    int ret = 0, rc;
     sqlite3_bind_text(st, 1, f->service, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, (int)f->type);
     sqlite3_bind_int64(st, 3, f->from_ns);
     sqlite3_bind_int64(st, 4, f->to_ns);
     rt__sqlite_bind_text(st, 5, f->version);
     rt__sqlite_bind_text(st, 6, f->instance);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rt_profile_meta m;
-        read_meta(st, &m);
-        size_t nrows;
-        int drc = rt__store_decode_rows(sqlite3_column_blob(st, 13),
-                                        (size_t)sqlite3_column_bytes(st, 13), &rows, &cap, &nrows);
-        if (drc) {
-            ret = rt_error_set(err, RT_EIO, "profile %lld: rows unreadable (%s)",
-                               (long long)m.id, rt_strerror(drc));
-            goto out_end_read;
-        }
-        ret = cb(ud, &m, rows, nrows);
-        if (ret)
-            goto out_end_read;
-    }
-    if (rc != SQLITE_DONE)
-        ret = rt__sqlite_fail(c, rc, "scanning profiles", err);
-out_end_read:
+    int ret = rt__sqlite_scan_rows(c, st, cb, ud, NULL, err);
     rt__sqlite_read_end(db, c, st);
-    free(rows);
     return ret;
 }
 
@@ -621,7 +665,7 @@ int rt__sqlite_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted,
             return err->code;
         *deleted += n;
     } while (n == RT__SQLITE_RETAIN_BATCH);
-    if (retain_polls(db, cutoff_ns, err))
+    if (retain_polls(db, cutoff_ns, err) || rt__sqlite_rollup_retain(db, cutoff_ns, err))
         return err->code;
     return vacuum_free_pages(db, err);
 }

@@ -1,0 +1,179 @@
+/* Building rollups (docs/internals/rollups.md): an hour's profiles that lie wholly inside it,
+ * one aggregation context per (instance, version), each encoded by rollup.c and stored
+ * together with rt_store_put_rollup. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_internal.h"
+#include "rt/log.h"
+#include "rt/profile.h"
+
+/* One (instance, version) of the hour being built. */
+struct group {
+    char *instance, *version;
+    struct rt__query_ctx ctx;
+};
+
+struct build {
+    struct rt_store *s;
+    enum rt_ptype type;
+    int64_t hour;
+    struct rt_intern keys;   /* "instance\n" + "v" version or "-": index = group */
+    struct group *groups;
+    size_t ngroups, cap_groups; /* ngroups: initialised (keys.count once nothing failed) */
+    struct rt_buf key;
+};
+
+static int group_of(struct build *b, const struct rt_profile_meta *m, struct group **out)
+{
+    b->key.len = 0;
+    if (rt_buf_puts(&b->key, m->instance) || rt_buf_puts(&b->key, m->version ? "\nv" : "\n-") ||
+        rt_buf_puts(&b->key, m->version ? m->version : ""))
+        return RT_ENOMEM;
+    uint32_t n = b->keys.count, i;
+    if (rt_intern_get(&b->keys, (struct rt_str){b->key.data, b->key.len}, &i))
+        return RT_ENOMEM;
+    if (i == n) { /* a new group */
+        if (rt_array_grow((void **)&b->groups, &b->cap_groups, n + 1, sizeof(*b->groups)))
+            return RT_ENOMEM;
+        struct group *g = &b->groups[n];
+        memset(g, 0, sizeof(*g));
+        rt__query_ctx_init(&g->ctx, rt__query_src_store(b->s), b->type, 1);
+        rt__query_ctx_window(&g->ctx, 0, b->hour * RT_ROLLUP_HOUR_NS,
+                             (b->hour + 1) * RT_ROLLUP_HOUR_NS);
+        g->instance = strdup(m->instance);
+        g->version = m->version ? strdup(m->version) : NULL;
+        if (!g->instance || (m->version && !g->version)) {
+            free(g->instance);
+            free(g->version);
+            rt__query_ctx_cleanup(&g->ctx);
+            return RT_ENOMEM;
+        }
+        b->ngroups++;
+    }
+    *out = &b->groups[i];
+    return 0;
+}
+
+/* Adds a profile of the hour to its group; profiles of no hour, or another, are not rolled. */
+static int build_profile(void *ud, const struct rt_profile_meta *m, const struct rt_store_row *rows,
+                         size_t nrows)
+{
+    struct build *b = ud;
+    if (rt_profile_rollup_hour(m->time_ns, m->duration_ns) != b->hour)
+        return 0;
+    struct group *g;
+    int rc = group_of(b, m, &g);
+    return rc ? rc : rt__query_add_profile(&g->ctx, 0, m, rows, nrows);
+}
+
+/* Encodes every group and stores the hour. RT_ECONFLICT: the hour changed meanwhile. */
+static int store_hour(struct build *b, const struct rt_rollup_hour *h, struct rt_error *err)
+{
+    size_t n = b->ngroups;
+    struct rt_rollup_group *out = calloc(n ? n : 1, sizeof(*out));
+    struct rt_buf *bufs = calloc(n ? n : 1, sizeof(*bufs));
+    int rc = out && bufs ? 0 : RT_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        rt_buf_init(&bufs[i], 0);
+        rc = rt__query_rollup_encode(&b->groups[i].ctx, &bufs[i]);
+        out[i] = (struct rt_rollup_group){b->groups[i].instance, b->groups[i].version,
+                                          bufs[i].data, bufs[i].len};
+    }
+    if (rc)
+        rt_error_set(err, rc, "out of memory while encoding a rollup");
+    else
+        rc = rt_store_put_rollup(b->s, h, out, n, err);
+    for (size_t i = 0; bufs && i < n; i++)
+        rt_buf_cleanup(&bufs[i]);
+    free(bufs);
+    free(out);
+    return rc;
+}
+
+/* Builds and stores one hour. Returns 0, RT_ECONFLICT (left waiting) or an error. */
+static int build_hour(struct rt_store *s, const struct rt_rollup_hour *h, struct rt_error *err)
+{
+    struct build b = {.s = s, .type = h->type, .hour = h->hour};
+    rt_intern_init(&b.keys);
+    rt_buf_init(&b.key, 0);
+    struct rt_store_filter f = {h->service, h->type, h->hour * RT_ROLLUP_HOUR_NS,
+                                (h->hour + 1) * RT_ROLLUP_HOUR_NS, NULL, NULL};
+    int rc = rt_store_scan(s, &f, build_profile, &b, err);
+    if (rc == RT_ENOMEM || (rc && err->code != rc))
+        rt_error_set(err, rc, "building the rollup of hour %lld of %s: %s", (long long)h->hour,
+                     h->service, rt_strerror(rc));
+    if (!rc)
+        rc = store_hour(&b, h, err);
+    for (size_t i = 0; i < b.ngroups; i++) {
+        rt__query_ctx_cleanup(&b.groups[i].ctx);
+        free(b.groups[i].instance);
+        free(b.groups[i].version);
+    }
+    free(b.groups);
+    rt_intern_cleanup(&b.keys);
+    rt_buf_cleanup(&b.key);
+    return rc;
+}
+
+/* The waiting hours, copied (the scan's strings live only during its callback). */
+struct pending {
+    struct rt_rollup_hour *hours;
+    size_t n, cap;
+};
+
+static int keep_pending(void *ud, const struct rt_rollup_hour *h)
+{
+    struct pending *p = ud;
+    if (rt_array_grow((void **)&p->hours, &p->cap, p->n + 1, sizeof(*p->hours)))
+        return RT_ENOMEM;
+    p->hours[p->n] = *h;
+    if (!(p->hours[p->n].service = strdup(h->service)))
+        return RT_ENOMEM;
+    p->n++;
+    return 0;
+}
+
+int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_hours, size_t *built,
+                           struct rt_error *err)
+{
+    struct rt_error local;
+    if (!err)
+        err = &local;
+    rt_error_clear(err);
+    size_t count = 0;
+    if (built)
+        *built = 0;
+    if (!s || !rt_store_has_rollups(s) || now_ns < RT_QUERY_ROLLUP_GRACE_NS)
+        return 0;
+    struct pending p = {0};
+    int64_t before = (now_ns - RT_QUERY_ROLLUP_GRACE_NS) / RT_ROLLUP_HOUR_NS;
+    int rc = rt_store_scan_rollup_pending(s, before, max_hours, keep_pending, &p, err);
+    if (rc == RT_ENOMEM)
+        rt_error_set(err, rc, "out of memory");
+    struct rt_error first = {0}; /* an hour that fails does not hold the others back */
+    for (size_t i = 0; !rc && i < p.n; i++) {
+        int hrc = build_hour(s, &p.hours[i], err);
+        if (hrc == RT_ECONFLICT) { /* new profiles: built again later */
+            rt_log(RT_LOG_DEBUG, "rollup: %s", err->msg);
+        } else if (hrc == RT_ENOMEM || hrc == RT_ECANCELED || hrc == RT_EDISKFULL) {
+            rc = hrc;
+            break;
+        } else if (hrc && !first.code) {
+            first = *err;
+        } else if (!hrc) {
+            count++;
+        }
+        rt_error_clear(err);
+    }
+    if (!rc && first.code) {
+        *err = first;
+        rc = first.code;
+    }
+    for (size_t i = 0; i < p.n; i++)
+        free((char *)p.hours[i].service);
+    free(p.hours);
+    if (built)
+        *built = count;
+    return rc;
+}

@@ -1,0 +1,92 @@
+/* Rollups at the store's interface (docs/internals/rollups.md): argument checks, the choice
+ * of the rolled read, and the cancellation checks a window's reads get everywhere. */
+#include <stdatomic.h>
+
+#include "rt/profile.h"
+#include "store_int.h"
+
+bool rt_store_has_rollups(const struct rt_store *s)
+{
+    return s && s->ops->scan_rolled && s->ops->scan_rollup_pending && s->ops->put_rollup;
+}
+
+bool rt__store_window_has_hour(const struct rt_store_filter *f)
+{
+    if (f->from_ns < 0 || f->to_ns <= f->from_ns)
+        return false;
+    /* the first hour starting at or after from ends by to (in hours: no overflow) */
+    int64_t lo = f->from_ns / RT_ROLLUP_HOUR_NS + (f->from_ns % RT_ROLLUP_HOUR_NS != 0);
+    return lo < f->to_ns / RT_ROLLUP_HOUR_NS;
+}
+
+/* A rolled read's callbacks, each checking first that reads were not cancelled. */
+struct rolled {
+    struct rt_store *s;
+    const struct rt_store_window_reader *r;
+    void *ud;
+};
+
+static bool reads_cancelled(const struct rolled *c)
+{
+    return atomic_load_explicit(&c->s->reads_cancelled, memory_order_relaxed);
+}
+
+static int rolled_rows(void *ud, const struct rt_profile_meta *m, const struct rt_store_row *rows,
+                       size_t nrows)
+{
+    struct rolled *c = ud;
+    return reads_cancelled(c) ? RT_ECANCELED : c->r->rows(c->ud, m, rows, nrows);
+}
+
+static int rolled_rollup(void *ud, const char *instance, const char *version, const void *data,
+                         size_t len)
+{
+    struct rolled *c = ud;
+    return reads_cancelled(c) ? RT_ECANCELED : c->r->rollup(c->ud, instance, version, data, len);
+}
+
+int rt__store_read_rolled(struct rt_store *s, const struct rt_store_filter *f,
+                          const struct rt_store_window_reader *r, void *ud, struct rt_error *err)
+{
+    if (!f->service)
+        return rt_error_set(err, RT_EINVAL, "rt_store_read_window: missing argument");
+    if (rt_store_check_cancelled(s, err))
+        return RT_ECANCELED;
+    static const struct rt_store_window_cb no_sums = {0};
+    struct rt_store_window_reader checked = {rolled_rows, &no_sums, rolled_rollup};
+    struct rolled c = {s, r, ud};
+    int rc = s->ops->scan_rolled(s, f, &checked, &c, err);
+    if (rc == RT_ECANCELED)
+        return rt_store_check_cancelled(s, err) ? RT_ECANCELED : rc;
+    return rc;
+}
+
+int rt_store_scan_rollup_pending(struct rt_store *s, int64_t before_hour, size_t limit,
+                                 int (*cb)(void *ud, const struct rt_rollup_hour *h), void *ud,
+                                 struct rt_error *err)
+{
+    struct rt_error local;
+    if (!err)
+        err = &local;
+    if (!s || !cb)
+        return rt_error_set(err, RT_EINVAL, "rt_store_scan_rollup_pending: missing argument");
+    if (!rt_store_has_rollups(s) || limit == 0)
+        return 0;
+    return s->ops->scan_rollup_pending(s, before_hour, limit, cb, ud, err);
+}
+
+int rt_store_put_rollup(struct rt_store *s, const struct rt_rollup_hour *h,
+                        const struct rt_rollup_group *g, size_t n, struct rt_error *err)
+{
+    struct rt_error local;
+    if (!err)
+        err = &local;
+    if (!s || !h || !h->service || (n && !g))
+        return rt_error_set(err, RT_EINVAL, "rt_store_put_rollup: missing argument");
+    if (!rt_store_has_rollups(s))
+        return rt_error_set(err, RT_EINVAL, "the %s store keeps no rollups", s->ops->name);
+    for (size_t i = 0; i < n; i++)
+        if (!g[i].instance || (g[i].len && !g[i].data))
+            return rt_error_set(err, RT_EINVAL, "rollup group %zu has no instance or data", i);
+    return s->ops->put_rollup(s, h, g, n, err);
+}

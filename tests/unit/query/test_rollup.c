@@ -1,0 +1,306 @@
+/* Rollups (docs/internals/rollups.md): answers read through rollups equal the answers read from
+ * the raw profiles. Two stores get the same random profiles (instances, versions, producers
+ * that scale CPU, profiles across hours' edges, of unknown duration, overlapping, late); one is
+ * rolled up, the other never is, and every answer of the first must equal the second's: all
+ * fields, counts exactly, sums within floating-point summation order. */
+#include <math.h>
+
+#include "rt/producer.h"
+#include "rt/query.h"
+#include "store_util.h"
+#include "test.h"
+
+#define H RT_ROLLUP_HOUR_NS
+#define HOURS 6
+
+static const char *const STACKS[] = {
+    "main;serve;parse", "main;serve;render", "main;serve;render;escape", "main;gc",
+    "main;serve;db;query", "main;serve;db;wait", "main;idle", "main;serve;parse;lex",
+};
+#define NSTACKS (sizeof(STACKS) / sizeof(STACKS[0]))
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+/* One profile into both stores: random stacks and samples (halves too). */
+static void put_both(struct rt_store *a, struct rt_store *b, enum rt_ptype t, const char *inst,
+                     const char *version, bool node, int64_t start, int64_t dur)
+{
+    static int seq;
+    char pid[32];
+    snprintf(pid, sizeof(pid), "p%d", ++seq);
+    const char *st[NSTACKS];
+    double samples[NSTACKS];
+    size_t n = 1 + rnd(NSTACKS);
+    for (size_t i = 0; i < n; i++) {
+        st[i] = STACKS[rnd(NSTACKS)];
+        samples[i] = 1 + rnd(40) + (rnd(4) == 0 ? 0.5 : 0);
+    }
+    int64_t os_extra = rnd(1000) * MS;
+    for (int k = 0; k < 2; k++) {
+        struct rt_profile *p = tprof(t, inst, pid, start, dur, st, samples, n);
+        if (version)
+            rt_profile_set_str(&p->version, version);
+        if (node && t == RT_PTYPE_CPU) { /* V8 ticks on wall time: its CPU is scaled (§7) */
+            p->producer = rt_producer_by_name("roottrace-node", t);
+            p->thread_cpu_ns = p->value_ns / 2 + os_extra;
+            p->cpu_scale = rt_producer_cpu_scale(p->producer, p->thread_cpu_ns, p->value_ns);
+        }
+        CHECK_INT(tput(k ? b : a, p), 0);
+    }
+}
+
+/* Six hours of three instances: 60 s profiles back to back (with gaps and versions changing
+ * mid-hour), and the awkward ones. */
+static void seed(struct rt_store *a, struct rt_store *b, enum rt_ptype t)
+{
+    static const char *const insts[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        for (int64_t m = 0; m < HOURS * 60; m++) {
+            if (rnd(10) == 0)
+                continue; /* a gap */
+            const char *v = m < 150 ? "v1" : i == 2 ? NULL : "v2";
+            int64_t jitter = i == 1 ? 7 * S : 0; /* b's profiles cross each hour's edge */
+            put_both(a, b, t, insts[i], v, i == 0, T0 + m * 60 * S + jitter, 60 * S);
+        }
+        put_both(a, b, t, insts[i], "v1", false, T0 + 90 * 60 * S, -1);      /* unknown */
+        put_both(a, b, t, insts[i], "v1", false, T0 + 95 * 60 * S, 0);       /* zero */
+        put_both(a, b, t, insts[i], "v2", false, T0 + 170 * 60 * S, 2 * H);  /* long */
+        put_both(a, b, t, insts[i], "v2", false, T0 + 200 * 60 * S + 13 * S, 30 * S); /* overlap */
+    }
+    for (int64_t m = 0; m < HOURS * 6; m++)
+        tpoll(a, "d", T0 + m * 10 * 60 * S), tpoll(b, "d", T0 + m * 10 * 60 * S);
+}
+
+/* a and b agree: same keys, same strings, numbers equal up to summation order (_ns values are
+ * rounded sums: +-1). */
+static bool same_json(json_t *x, json_t *y, const char *key, char *path, size_t cap)
+{
+    if (json_is_number(x) && json_is_number(y)) {
+        double u = json_number_value(x), v = json_number_value(y);
+        size_t kl = key ? strlen(key) : 0;
+        double tol = 1e-9 * fmax(fabs(u), fabs(v)) + 1e-12;
+        if (kl > 3 && strcmp(key + kl - 3, "_ns") == 0)
+            tol += 1;
+        if (fabs(u - v) <= tol)
+            return true;
+        snprintf(path, cap, "%s: %.17g != %.17g", key ? key : "?", u, v);
+        return false;
+    }
+    if (json_typeof(x) != json_typeof(y)) {
+        snprintf(path, cap, "%s: types differ", key ? key : "?");
+        return false;
+    }
+    if (json_is_object(x)) {
+        if (json_object_size(x) != json_object_size(y)) {
+            snprintf(path, cap, "%s: sizes differ", key ? key : "?");
+            return false;
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach(x, k, v) {
+            json_t *w = json_object_get(y, k);
+            if (!w || !same_json(v, w, k, path, cap))
+                return w ? false : (snprintf(path, cap, "%s missing", k), false);
+        }
+        return true;
+    }
+    if (json_is_array(x)) {
+        if (json_array_size(x) != json_array_size(y)) {
+            snprintf(path, cap, "%s: lengths %zu != %zu", key ? key : "?", json_array_size(x),
+                     json_array_size(y));
+            return false;
+        }
+        for (size_t i = 0; i < json_array_size(x); i++)
+            if (!same_json(json_array_get(x, i), json_array_get(y, i), key, path, cap))
+                return false;
+        return true;
+    }
+    if (json_equal(x, y))
+        return true;
+    snprintf(path, cap, "%s differs", key ? key : "?");
+    return false;
+}
+
+static void check_same(json_t *raw, json_t *rolled, const char *what)
+{
+    char path[256] = "";
+    CHECK(raw != NULL && rolled != NULL);
+    if (!raw || !rolled)
+        return;
+    bool same = same_json(raw, rolled, NULL, path, sizeof(path));
+    if (!same)
+        fprintf(stderr, "  %s: %s\n", what, path);
+    CHECK(same);
+}
+
+struct window {
+    int64_t from, to;
+    const char *version, *instance;
+};
+
+/* Every answer of the windows and of diffs between them, on a (never rolled) and b. */
+static void compare(struct rt_store *a, struct rt_store *b, enum rt_ptype t)
+{
+    static const struct window ws[] = {
+        {T0 + H, T0 + 4 * H, NULL, NULL},              /* whole hours */
+        {T0 + H / 2, T0 + 4 * H + 10 * 60 * S, NULL, NULL}, /* raw edges */
+        {T0, T0 + HOURS * H, NULL, NULL},              /* everything */
+        {T0 + 2 * H, T0 + 3 * H, NULL, NULL},          /* one hour: an issue's window */
+        {T0 + H, T0 + 5 * H, "v2", NULL},              /* version filter */
+        {T0 + H, T0 + 5 * H, NULL, "b"},               /* instance filter */
+        {T0 + H - 1, T0 + 3 * H + 1, "v1", "a"},       /* both */
+    };
+    for (size_t i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
+        struct rt_query_profile_req r = {"shop", t, ws[i].from, ws[i].to, ws[i].version,
+                                         ws[i].instance, 0};
+        struct rt_error err = {0};
+        json_t *x = rt_query_profile(a, &r, &err), *y = rt_query_profile(b, &r, &err);
+        char what[64];
+        snprintf(what, sizeof(what), "profile window %zu", i);
+        check_same(x, y, what);
+        json_decref(x);
+        json_decref(y);
+    }
+    struct rt_query_diff_req d = {"shop", t, T0 + H, T0 + 2 * H, T0 + 2 * H, T0 + 4 * H,
+                                  NULL, NULL, "v1", "v2", 0, NULL};
+    struct rt_error err = {0};
+    json_t *x = rt_query_diff(a, &d, &err), *y = rt_query_diff(b, &d, &err);
+    check_same(x, y, "diff");
+    json_decref(x);
+    json_decref(y);
+}
+
+static size_t build(struct rt_store *s)
+{
+    size_t built = 0, total = 0;
+    struct rt_error err = {0};
+    do {
+        CHECK_INT(rt_query_build_rollups(s, T0 + 10 * H, 3, &built, &err), 0);
+        total += built;
+    } while (built == 3);
+    return total;
+}
+
+static void test_rolled_equals_raw(void)
+{
+    for (int t = RT_PTYPE_CPU; t <= RT_PTYPE_WALL; t++) {
+        struct tstore a, b;
+        CHECK_INT(tstore_open(&a), 0);
+        CHECK_INT(tstore_open(&b), 0);
+        seed(a.s, b.s, (enum rt_ptype)t);
+        compare(a.s, b.s, (enum rt_ptype)t); /* nothing rolled yet */
+        /* an hour that has not closed yet (now inside its grace) is not built */
+        size_t built = 0;
+        struct rt_error err = {0};
+        CHECK_INT(rt_query_build_rollups(b.s, T0 + H + 5 * 60 * S, 100, &built, &err), 0);
+        CHECK_INT(built, 0);
+        CHECK_INT(build(b.s), HOURS);
+        compare(a.s, b.s, (enum rt_ptype)t);
+
+        /* a late profile sends its hour back to raw until it is built again */
+        put_both(a.s, b.s, (enum rt_ptype)t, "a", "v2", true, T0 + 2 * H + 100 * S, 20 * S);
+        compare(a.s, b.s, (enum rt_ptype)t);
+        CHECK_INT(build(b.s), 1);
+        compare(a.s, b.s, (enum rt_ptype)t);
+
+        /* retention in the middle of an hour drops that hour's rollup with it */
+        int64_t deleted_a = 0, deleted_b = 0;
+        CHECK_INT(rt_store_retain(a.s, T0 + H + H / 2, &deleted_a, &err), 0);
+        CHECK_INT(rt_store_retain(b.s, T0 + H + H / 2, &deleted_b, &err), 0);
+        CHECK(deleted_a > 0);
+        CHECK_INT(deleted_a, deleted_b);
+        compare(a.s, b.s, (enum rt_ptype)t);
+        CHECK_INT(build(b.s), 0); /* the dropped hours are not waiting: they lost profiles */
+        tstore_close(&a);
+        tstore_close(&b);
+    }
+}
+
+/* A rollup built from an hour that got a profile meanwhile is refused, and nothing changes. */
+static int keep_first(void *ud, const struct rt_rollup_hour *h)
+{
+    struct rt_rollup_hour *out = ud;
+    if (!out->service) {
+        *out = *h;
+        out->service = "shop";
+    }
+    return 0;
+}
+
+static void test_stale_rollup_refused(void)
+{
+    struct tstore a, b;
+    CHECK_INT(tstore_open(&a), 0);
+    CHECK_INT(tstore_open(&b), 0);
+    put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 60 * S, 60 * S);
+    struct rt_rollup_hour h = {0};
+    struct rt_error err = {0};
+    CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 / H + 1, 10, keep_first, &h, &err), 0);
+    CHECK_INT(h.hour, T0 / H);
+    put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 180 * S, 60 * S);
+    CHECK_INT(rt_store_put_rollup(b.s, &h, NULL, 0, &err), RT_ECONFLICT);
+    compare(a.s, b.s, RT_PTYPE_CPU);
+    CHECK_INT(build(b.s), 1);
+    compare(a.s, b.s, RT_PTYPE_CPU);
+    tstore_close(&a);
+    tstore_close(&b);
+}
+
+/* A rollup that cannot be read fails the answer with RT_EIO; nothing crashes. */
+static void test_corrupt_rollup(void)
+{
+    struct tstore a, b;
+    CHECK_INT(tstore_open(&a), 0);
+    CHECK_INT(tstore_open(&b), 0);
+    for (int m = 0; m < 60; m++)
+        put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + m * 60 * S, 60 * S);
+    CHECK_INT(build(b.s), 1);
+    static const uint8_t bad[][12] = {{0}, {'R', 'T', 'R', '1', 0xff, 0xff, 0xff, 0xff}};
+    struct rt_rollup_hour h = {"shop", RT_PTYPE_CPU, T0 / H, 0};
+    for (size_t i = 0; i < 2; i++) {
+        /* store it as the hour's rollup: a profile of the hour first, for a gen to claim */
+        put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 30 * S, 10 * S);
+        struct rt_rollup_hour p = {0};
+        struct rt_error err = {0};
+        CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 / H + 1, 10, keep_first, &p, &err), 0);
+        h.gen = p.gen;
+        struct rt_rollup_group g = {"a", NULL, bad[i], i ? 12 : 3};
+        CHECK_INT(rt_store_put_rollup(b.s, &h, &g, 1, &err), 0);
+        struct rt_query_profile_req r = {"shop", RT_PTYPE_CPU, T0, T0 + H, NULL, NULL, 0};
+        json_t *j = rt_query_profile(b.s, &r, &err);
+        CHECK(j == NULL);
+        CHECK_INT(err.code, RT_EIO);
+        json_decref(j);
+    }
+    tstore_close(&a);
+    tstore_close(&b);
+}
+
+static void test_rollup_hour_rule(void)
+{
+    CHECK_INT(rt_profile_rollup_hour(T0, 60 * S), T0 / H);
+    CHECK_INT(rt_profile_rollup_hour(T0 + H - 60 * S, 60 * S), T0 / H); /* ends on the edge */
+    CHECK_INT(rt_profile_rollup_hour(T0 + H - 60 * S, 60 * S + 1), -1);  /* crosses it */
+    CHECK_INT(rt_profile_rollup_hour(T0, H), T0 / H);
+    CHECK_INT(rt_profile_rollup_hour(T0, 0), -1);
+    CHECK_INT(rt_profile_rollup_hour(T0, -1), -1);
+    CHECK_INT(rt_profile_rollup_hour(-S, S), -1);
+    CHECK_INT(rt_profile_rollup_hour(INT64_MAX - 5, 3), INT64_MAX / H);
+    CHECK_INT(rt_profile_rollup_hour(INT64_MAX - 5, INT64_MAX), -1);
+}
+
+int main(void)
+{
+    RUN(test_rollup_hour_rule);
+    RUN(test_rolled_equals_raw);
+    RUN(test_stale_rollup_refused);
+    RUN(test_corrupt_rollup);
+    return TEST_DONE();
+}
