@@ -218,8 +218,7 @@ int main(int argc, char **argv)
         total += built;
     } while (built);
     double build_s = (bench_now_ns() - t) / 1e9;
-    printf("rolled up %zu hours in %.1f s (%.0f ms an hour of %d instances)\n", total, build_s,
-           total ? build_s * 1e3 / total : 0, o.instances);
+    printf("rolled up %zu blocks (hours, then days) in %.1f s\n", total, build_s);
     for (int i = 0; i < NQ; i++)
         rolled_ms[i] = time_query(s, &qs[i], o.runs, &rolled[i]);
     printf("\n%-42s %12s %12s %8s %s\n", "query", "raw ms", "rolled ms", "ratio", "same");

@@ -1,5 +1,5 @@
 """Rollups through the server (docs/internals/rollups.md): the answers of a server that reads
-whole hours from their rollups equal those of one that never builds any (`--rollup-interval
+whole hours and days from their rollups equal those of one that never builds any (`--rollup-interval
 0`), also after a crash in the middle of a rollup's transaction and after SIGKILLs while the
 server builds them at start. The equality of every field on random data is the unit test's
 (tests/unit/query/test_rollup.c); this one runs the server's own builder and storage."""
@@ -24,6 +24,7 @@ ROLLED = ("--retention", "3650d", "--rollup-interval", "1s")
 
 QUERIES = [
     ("/api/v1/profile", {"from": T, "to": T + HOURS * 3600}),
+    ("/api/v1/profile", {"from": T - 3600, "to": T + 86400 + 3600}),  # the day, hours beside
     ("/api/v1/profile", {"from": T + 1800, "to": T + 5 * 3600 + 600}),
     ("/api/v1/profile", {"from": T + 3600, "to": T + 4 * 3600, "instance": "pod-b"}),
     ("/api/v1/diff", {"base_from": T + 3600, "base_to": T + 2 * 3600,
@@ -86,12 +87,15 @@ def db_count(data, sql):
 
 
 def wait_rolled(srv, hours, timeout=60):
+    """Until the hours and their day are rolled up."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if db_count(srv.data_dir, "SELECT count(*) FROM rollup_hours") >= hours:
+        if (db_count(srv.data_dir, "SELECT count(*) FROM rollup_blocks WHERE level = 0") >= hours
+                and db_count(srv.data_dir,
+                             "SELECT count(*) FROM rollup_blocks WHERE level = 1") == 1):
             return
         time.sleep(0.1)
-    raise AssertionError("the server did not roll the hours up")
+    raise AssertionError("the server did not roll the hours and the day up")
 
 
 def test_rolled_answers_equal_raw_after_crashes(tmp_path):
@@ -99,7 +103,7 @@ def test_rolled_answers_equal_raw_after_crashes(tmp_path):
     raw = Server(data, extra_args=RAW).start()
     seed(raw)
     expected = answers(raw)
-    assert db_count(raw.data_dir, "SELECT count(*) FROM rollup_hours") == 0  # interval 0: none
+    assert db_count(raw.data_dir, "SELECT count(*) FROM rollup_blocks") == 0  # interval 0: none
     raw.stop()
 
     # A crash inside a rollup's transaction: rows written, never committed (the process dies
@@ -107,9 +111,9 @@ def test_rolled_answers_equal_raw_after_crashes(tmp_path):
     code = ("import os, sqlite3, sys\n"
             "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
             "db.execute('BEGIN IMMEDIATE')\n"
-            "db.execute(\"INSERT INTO rollups(service_id, type, hour, instance_id, data) "
-            "VALUES(1, 1, ?, 1, x'00')\", (int(sys.argv[2]),))\n"
-            "db.execute('INSERT INTO rollup_hours VALUES(1, 1, ?, 0)', (int(sys.argv[2]),))\n"
+            "db.execute(\"INSERT INTO rollups(service_id, type, level, block, instance_id, data) "
+            "VALUES(1, 1, 0, ?, 1, x'00')\", (int(sys.argv[2]),))\n"
+            "db.execute('INSERT INTO rollup_blocks VALUES(1, 1, 0, ?, 0)', (int(sys.argv[2]),))\n"
             "db.execute('DELETE FROM rollup_pending')\n"
             "os.kill(os.getpid(), 9)\n")
     p = subprocess.run([sys.executable, "-c", code, str(data / "roottrace.db"),
@@ -133,9 +137,9 @@ def test_rolled_answers_equal_raw_after_crashes(tmp_path):
     # nothing stored twice, nothing waiting, the file sound
     assert db_count(srv.data_dir, "SELECT count(*) FROM rollup_pending") == 0
     assert db_count(srv.data_dir, "SELECT count(*) FROM rollups") == db_count(
-        srv.data_dir, "SELECT count(*) FROM (SELECT DISTINCT hour, instance_id, version "
+        srv.data_dir, "SELECT count(*) FROM (SELECT DISTINCT level, block, instance_id, version "
                       "FROM rollups)")
-    assert db_count(srv.data_dir, "SELECT count(*) FROM rollup_hours") == HOURS
+    assert db_count(srv.data_dir, "SELECT count(*) FROM rollup_blocks") == HOURS + 1
     with sqlite3.connect(os.path.join(srv.data_dir, "roottrace.db")) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
@@ -148,7 +152,7 @@ def test_late_profile_sends_its_hour_back(tmp_path):
     r = srv.upload(pb.cpu_profile({"main;late": 500}, time_nanos=(T + 2 * 3600 + 60) * S,
                                   duration_nanos=30 * S), service="shop", instance="pod-a")
     assert r.status == 201, r.body
-    # at once (the hour is read raw again) and after it is rebuilt, the late profile counts
+    # at once (its hour and day are read raw again) and after they are rebuilt, it counts
     for _ in range(2):
         after = answers(srv)[0]
         assert after["profiles"] == before["profiles"] + 1

@@ -110,17 +110,26 @@ uint64_t rt_profile_content_hash(const struct rt_profile *p);
 double rt_profile_window_weight(int64_t start_ns, int64_t duration_ns, int64_t from_ns,
                                 int64_t to_ns);
 
-/* Rollups (docs/internals/rollups.md) sum whole hours of the profiles that lie wholly inside
- * one hour: [t, t + d) within [h·H, (h+1)·H), H = RT_ROLLUP_HOUR_NS, t >= 0, d > 0. In a
- * window that holds that hour, such a profile weighs exactly 1 (DESIGN §6), so its hour's sums
- * stand for it. */
+/* Rollups (docs/internals/rollups.md) sum whole blocks of time of the profiles that lie wholly
+ * inside one: [t, t + d) within [b·L, (b+1)·L), L the level's length (an hour, a UTC day),
+ * t >= 0, d > 0. In a window that holds that block, such a profile weighs exactly 1 (DESIGN
+ * §6), so the block's sums stand for it. */
 #define RT_ROLLUP_HOUR_NS 3600000000000LL
+#define RT_ROLLUP_DAY_NS (24 * RT_ROLLUP_HOUR_NS)
+#define RT_ROLLUP_LEVELS 2 /* 0: hours, 1: days */
 
-/* The hour h (t / H) a profile lies wholly inside, or -1: a profile across an hour's edge, of
- * unknown or zero duration, or starting before 1970 is never rolled up (always read raw). The
- * one statement of the rule: the SQLite store keeps it per profile (its `hour` column, the
- * migration computes the same in SQL) and the rollup builder selects by it. */
-int64_t rt_profile_rollup_hour(int64_t start_ns, int64_t duration_ns);
+/* The length of a level's blocks, ns. */
+static inline int64_t rt_rollup_level_ns(int level)
+{
+    return level ? RT_ROLLUP_DAY_NS : RT_ROLLUP_HOUR_NS;
+}
+
+/* The block b (t / L) of a level a profile lies wholly inside, or -1: a profile across the
+ * block's edge, of unknown or zero duration, or starting before 1970 is not rolled up at that
+ * level (a profile inside an hour is inside its day too). The one statement of the rule: the
+ * SQLite store keeps it per profile (its `hour` and `day` columns; the migration computes the
+ * same in SQL) and the rollup builder selects by it. */
+int64_t rt_profile_rollup_block(int64_t start_ns, int64_t duration_ns, int level);
 
 /* Sets a string field (e.g. &p->service) to a copy of s (NULL clears). Returns 0 or RT_ENOMEM. */
 int rt_profile_set_str(char **field, const char *s);

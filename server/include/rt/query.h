@@ -95,19 +95,20 @@ struct rt_profile *rt_query_merge(struct rt_store *s, const struct rt_store_filt
                                   struct rt_error *err);
 
 /* ---- Rollups (docs/internals/rollups.md) ----
- * How long after its end an hour is rolled up: profiles uploaded later still count (they send
- * the hour back to wait), this only spares rebuilding an hour whose last uploads are on their
- * way. */
+ * How long after its end a block (an hour, a day) is rolled up: profiles uploaded later still
+ * count (they send the block back to wait), this only spares rebuilding a block whose last
+ * uploads are on their way. */
 #define RT_QUERY_ROLLUP_GRACE_NS (600LL * 1000000000LL)
 
-/* Builds the rollups of at most max_hours hours waiting for one (rt_store_scan_rollup_pending)
- * that ended at least RT_QUERY_ROLLUP_GRACE_NS before now_ns, oldest first: each hour's
- * profiles that lie wholly inside it (rt_profile_rollup_hour), summed per (instance, version)
- * exactly as a window holding the hour sums them (DESIGN §6 weights, §7 capacity inputs), and
- * stored with rt_store_put_rollup. An hour that got new profiles while it was built is left
- * waiting (not an error). *built counts the hours stored. Returns 0 (also on a store without
+/* Builds the rollups of at most max_blocks blocks waiting for one (rt_store_scan_rollup_pending)
+ * that ended at least RT_QUERY_ROLLUP_GRACE_NS before now_ns, hours first, oldest first: each
+ * block's profiles that lie wholly inside it (rt_profile_rollup_block), summed per (instance,
+ * version) exactly as a window holding the block sums them (DESIGN §6 weights, §7 capacity
+ * inputs), and stored with rt_store_put_rollup. A block that got new profiles while it was
+ * built is left waiting (not an error); one that fails does not stop the others (the first
+ * error is returned). *built counts the blocks stored. Returns 0 (also on a store without
  * rollups), RT_ENOMEM, RT_EIO, RT_EDISKFULL, RT_ECANCELED. */
-int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_hours, size_t *built,
+int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_blocks, size_t *built,
                            struct rt_error *err);
 
 #endif

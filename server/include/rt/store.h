@@ -160,10 +160,11 @@ bool rt_store_aggregates(const struct rt_store *s);
 struct rt_store_window_reader {
     rt_store_profile_cb rows;
     const struct rt_store_window_cb *sums;
-    /* Optional (NULL: no rollups are read): one hour's rollup of one (instance, version), as
-     * rt_store_put_rollup stored it, for each whole hour of the window that a rollup covers
-     * (docs/internals/rollups.md). The profiles such an hour stands for are then not passed
-     * to rows; every other profile overlapping the window is, once. */
+    /* Optional (NULL: no rollups are read): one block's rollup of one (instance, version), as
+     * rt_store_put_rollup stored it, for each whole block (a day, or an hour outside the
+     * rolled days) of the window that a rollup covers (docs/internals/rollups.md). The
+     * profiles such a block stands for are then not passed to rows; every other profile
+     * overlapping the window is, once. */
     int (*rollup)(void *ud, const char *instance, const char *version, const void *data,
                   size_t len);
 };
@@ -175,33 +176,34 @@ int rt_store_read_window(struct rt_store *s, const struct rt_store_filter *f,
                          const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
 
 /* ---- Rollups (docs/internals/rollups.md) ----
- * Whole hours of a (service, type) summed once, after they close, so that long windows read an
- * hour's sums instead of its profiles. The store keeps them as opaque data per (instance,
- * version) of an hour, built by the query layer (rt_query_build_rollups): the store decides
- * which profiles an hour stands for (rt_profile_rollup_hour), which hours are stale, and
- * reads them beside the raw profiles (rt_store_read_window). */
+ * Whole blocks of a (service, type), hours and UTC days, summed once after they close, so that
+ * long windows read a block's sums instead of its profiles. The store keeps them as opaque data
+ * per (instance, version) of a block, built by the query layer (rt_query_build_rollups): the
+ * store decides which profiles a block stands for (rt_profile_rollup_block), which blocks are
+ * stale, and reads them beside the raw profiles (rt_store_read_window). */
 
 /* True when the backend keeps rollups (SQLite; ClickHouse aggregates in the database). */
 bool rt_store_has_rollups(const struct rt_store *s);
 
-/* An hour waiting for its rollup: new profiles of it were stored since it was last built.
+/* A block waiting for its rollup: new profiles of it were stored since it was last built.
  * gen changes with every such store; rt_store_put_rollup refuses a rollup built from an older
  * gen. */
-struct rt_rollup_hour {
+struct rt_rollup_block {
     const char *service;
     enum rt_ptype type;
-    int64_t hour;     /* hour index: [hour·RT_ROLLUP_HOUR_NS, +RT_ROLLUP_HOUR_NS) */
+    int level;        /* 0: an hour, 1: a UTC day (rt_rollup_level_ns) */
+    int64_t block;    /* [block·L, (block+1)·L), L = rt_rollup_level_ns(level) */
     int64_t gen;
 };
 
-/* Calls cb for at most limit waiting hours before before_hour (hour < before_hour), oldest
- * first; strings are valid during the call. Returns 0, cb's non-zero value, RT_EIO; 0 with no
- * call on a backend without rollups. */
-int rt_store_scan_rollup_pending(struct rt_store *s, int64_t before_hour, size_t limit,
-                                 int (*cb)(void *ud, const struct rt_rollup_hour *h), void *ud,
+/* Calls cb for at most limit waiting blocks that ended by end_ns, hours first, oldest first;
+ * strings are valid during the call. Returns 0, cb's non-zero value, RT_EIO; 0 with no call on
+ * a backend without rollups. */
+int rt_store_scan_rollup_pending(struct rt_store *s, int64_t end_ns, size_t limit,
+                                 int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
                                  struct rt_error *err);
 
-/* One (instance, version) of an hour's rollup: data is the query layer's encoding. */
+/* One (instance, version) of a block's rollup: data is the query layer's encoding. */
 struct rt_rollup_group {
     const char *instance;  /* never NULL */
     const char *version;   /* NULL = none */
@@ -209,10 +211,10 @@ struct rt_rollup_group {
     size_t len;
 };
 
-/* Stores hour h's rollup (replacing any) as n groups, durably, unless profiles of the hour
- * were stored after h was read (h->gen is stale): then RT_ECONFLICT and nothing changes.
+/* Stores block b's rollup (replacing any) as n groups, durably, unless profiles of the block
+ * were stored after it was read (b->gen is stale): then RT_ECONFLICT and nothing changes.
  * Returns 0, RT_ECONFLICT, RT_EINVAL (no rollups here), RT_EDISKFULL or RT_EIO. */
-int rt_store_put_rollup(struct rt_store *s, const struct rt_rollup_hour *h,
+int rt_store_put_rollup(struct rt_store *s, const struct rt_rollup_block *b,
                         const struct rt_rollup_group *g, size_t n, struct rt_error *err);
 
 /* Aggregates the profiles that the filter selects (as rt_store_scan would yield them) into

@@ -21,7 +21,7 @@ struct rt_metrics {
     unsigned long long by_class[6];      /* requests by status class 1xx..5xx */
     unsigned long long q_count[NKINDS], q_buckets[NKINDS][NBUCKETS];
     double q_sum_s[NKINDS];
-    unsigned long long rollup_hours, rollup_failures;
+    unsigned long long rollup_blocks, rollup_failures;
 };
 
 static const char *kinds[NKINDS] = {"profile", "diff"};
@@ -54,7 +54,7 @@ void rt_metrics_upload(struct rt_metrics *m, uint64_t bytes, unsigned profiles)
 void rt_metrics_rollups(struct rt_metrics *m, size_t hours, bool failed)
 {
     pthread_mutex_lock(&m->mu);
-    m->rollup_hours += hours;
+    m->rollup_blocks += hours;
     m->rollup_failures += failed;
     pthread_mutex_unlock(&m->mu);
 }
@@ -110,13 +110,13 @@ int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_co
                      "excluded).\n# TYPE roottrace_profiles_stored_total counter\n"
                      "roottrace_profiles_stored_total %llu\n",
                   m->profiles_stored);
-    rt_buf_printf(o, "# HELP roottrace_rollup_hours_total Hours rolled up (docs/internals/"
-                     "rollups.md).\n# TYPE roottrace_rollup_hours_total counter\n"
-                     "roottrace_rollup_hours_total %llu\n"
+    rt_buf_printf(o, "# HELP roottrace_rollup_blocks_total Blocks (hours, days) rolled up "
+                     "(docs/internals/rollups.md).\n# TYPE roottrace_rollup_blocks_total counter\n"
+                     "roottrace_rollup_blocks_total %llu\n"
                      "# HELP roottrace_rollup_failures_total Rollup builds that failed (the "
                      "server's log says why).\n# TYPE roottrace_rollup_failures_total counter\n"
                      "roottrace_rollup_failures_total %llu\n",
-                  m->rollup_hours, m->rollup_failures);
+                  m->rollup_blocks, m->rollup_failures);
     rt_buf_puts(o, "# HELP roottrace_refusals_total Requests refused, by reason.\n"
                    "# TYPE roottrace_refusals_total counter\n");
     for (int i = 0; i < MAX_REASONS && m->reasons[i]; i++)

@@ -233,10 +233,11 @@ double rt_profile_window_weight(int64_t start_ns, int64_t duration_ns, int64_t f
     return (double)(hi - lo) / (double)duration_ns;
 }
 
-int64_t rt_profile_rollup_hour(int64_t start_ns, int64_t duration_ns)
+int64_t rt_profile_rollup_block(int64_t start_ns, int64_t duration_ns, int level)
 {
     if (start_ns < 0 || duration_ns <= 0 || duration_ns > INT64_MAX - start_ns)
         return -1;
-    int64_t room = RT_ROLLUP_HOUR_NS - start_ns % RT_ROLLUP_HOUR_NS; /* to the hour's end */
-    return duration_ns <= room ? start_ns / RT_ROLLUP_HOUR_NS : -1;
+    int64_t len = rt_rollup_level_ns(level);
+    int64_t room = len - start_ns % len; /* to the block's end */
+    return duration_ns <= room ? start_ns / len : -1;
 }

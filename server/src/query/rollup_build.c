@@ -1,4 +1,4 @@
-/* Building rollups (docs/internals/rollups.md): an hour's profiles that lie wholly inside it,
+/* Building rollups (docs/internals/rollups.md): a block's profiles that lie wholly inside it,
  * one aggregation context per (instance, version), each encoded by rollup.c and stored
  * together with rt_store_put_rollup. */
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "rt/log.h"
 #include "rt/profile.h"
 
-/* One (instance, version) of the hour being built. */
+/* One (instance, version) of the block being built. */
 struct group {
     char *instance, *version;
     struct rt__query_ctx ctx;
@@ -17,7 +17,8 @@ struct group {
 struct build {
     struct rt_store *s;
     enum rt_ptype type;
-    int64_t hour;
+    int level;
+    int64_t block, from_ns, to_ns; /* the block: [from, to) */
     struct rt_intern keys;   /* "instance\n" + "v" version or "-": index = group */
     struct group *groups;
     size_t ngroups, cap_groups; /* ngroups: initialised (keys.count once nothing failed) */
@@ -39,8 +40,7 @@ static int group_of(struct build *b, const struct rt_profile_meta *m, struct gro
         struct group *g = &b->groups[n];
         memset(g, 0, sizeof(*g));
         rt__query_ctx_init(&g->ctx, rt__query_src_store(b->s), b->type, 1);
-        rt__query_ctx_window(&g->ctx, 0, b->hour * RT_ROLLUP_HOUR_NS,
-                             (b->hour + 1) * RT_ROLLUP_HOUR_NS);
+        rt__query_ctx_window(&g->ctx, 0, b->from_ns, b->to_ns);
         g->instance = strdup(m->instance);
         g->version = m->version ? strdup(m->version) : NULL;
         if (!g->instance || (m->version && !g->version)) {
@@ -55,20 +55,21 @@ static int group_of(struct build *b, const struct rt_profile_meta *m, struct gro
     return 0;
 }
 
-/* Adds a profile of the hour to its group; profiles of no hour, or another, are not rolled. */
+/* Adds a profile of the block to its group; profiles of no block, or another, are not
+ * rolled. */
 static int build_profile(void *ud, const struct rt_profile_meta *m, const struct rt_store_row *rows,
                          size_t nrows)
 {
     struct build *b = ud;
-    if (rt_profile_rollup_hour(m->time_ns, m->duration_ns) != b->hour)
+    if (rt_profile_rollup_block(m->time_ns, m->duration_ns, b->level) != b->block)
         return 0;
     struct group *g;
     int rc = group_of(b, m, &g);
     return rc ? rc : rt__query_add_profile(&g->ctx, 0, m, rows, nrows);
 }
 
-/* Encodes every group and stores the hour. RT_ECONFLICT: the hour changed meanwhile. */
-static int store_hour(struct build *b, const struct rt_rollup_hour *h, struct rt_error *err)
+/* Encodes every group and stores the block. RT_ECONFLICT: the block changed meanwhile. */
+static int store_block(struct build *b, const struct rt_rollup_block *h, struct rt_error *err)
 {
     size_t n = b->ngroups;
     struct rt_rollup_group *out = calloc(n ? n : 1, sizeof(*out));
@@ -91,20 +92,22 @@ static int store_hour(struct build *b, const struct rt_rollup_hour *h, struct rt
     return rc;
 }
 
-/* Builds and stores one hour. Returns 0, RT_ECONFLICT (left waiting) or an error. */
-static int build_hour(struct rt_store *s, const struct rt_rollup_hour *h, struct rt_error *err)
+/* Builds and stores one block. Returns 0, RT_ECONFLICT (left waiting) or an error. */
+static int build_block(struct rt_store *s, const struct rt_rollup_block *h, struct rt_error *err)
 {
-    struct build b = {.s = s, .type = h->type, .hour = h->hour};
+    int64_t len = rt_rollup_level_ns(h->level);
+    struct build b = {.s = s, .type = h->type, .level = h->level, .block = h->block,
+                      .from_ns = h->block * len, .to_ns = (h->block + 1) * len};
     rt_intern_init(&b.keys);
     rt_buf_init(&b.key, 0);
-    struct rt_store_filter f = {h->service, h->type, h->hour * RT_ROLLUP_HOUR_NS,
-                                (h->hour + 1) * RT_ROLLUP_HOUR_NS, NULL, NULL};
+    struct rt_store_filter f = {h->service, h->type, b.from_ns, b.to_ns, NULL, NULL};
     int rc = rt_store_scan(s, &f, build_profile, &b, err);
     if (rc == RT_ENOMEM || (rc && err->code != rc))
-        rt_error_set(err, rc, "building the rollup of hour %lld of %s: %s", (long long)h->hour,
-                     h->service, rt_strerror(rc));
+        rt_error_set(err, rc, "building the rollup of %s %lld of %s: %s",
+                     h->level ? "day" : "hour", (long long)h->block, h->service,
+                     rt_strerror(rc));
     if (!rc)
-        rc = store_hour(&b, h, err);
+        rc = store_block(&b, h, err);
     for (size_t i = 0; i < b.ngroups; i++) {
         rt__query_ctx_cleanup(&b.groups[i].ctx);
         free(b.groups[i].instance);
@@ -116,25 +119,25 @@ static int build_hour(struct rt_store *s, const struct rt_rollup_hour *h, struct
     return rc;
 }
 
-/* The waiting hours, copied (the scan's strings live only during its callback). */
+/* The waiting blocks, copied (the scan's strings live only during its callback). */
 struct pending {
-    struct rt_rollup_hour *hours;
+    struct rt_rollup_block *blocks;
     size_t n, cap;
 };
 
-static int keep_pending(void *ud, const struct rt_rollup_hour *h)
+static int keep_pending(void *ud, const struct rt_rollup_block *h)
 {
     struct pending *p = ud;
-    if (rt_array_grow((void **)&p->hours, &p->cap, p->n + 1, sizeof(*p->hours)))
+    if (rt_array_grow((void **)&p->blocks, &p->cap, p->n + 1, sizeof(*p->blocks)))
         return RT_ENOMEM;
-    p->hours[p->n] = *h;
-    if (!(p->hours[p->n].service = strdup(h->service)))
+    p->blocks[p->n] = *h;
+    if (!(p->blocks[p->n].service = strdup(h->service)))
         return RT_ENOMEM;
     p->n++;
     return 0;
 }
 
-int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_hours, size_t *built,
+int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_blocks, size_t *built,
                            struct rt_error *err)
 {
     struct rt_error local;
@@ -147,13 +150,13 @@ int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_hours,
     if (!s || !rt_store_has_rollups(s) || now_ns < RT_QUERY_ROLLUP_GRACE_NS)
         return 0;
     struct pending p = {0};
-    int64_t before = (now_ns - RT_QUERY_ROLLUP_GRACE_NS) / RT_ROLLUP_HOUR_NS;
-    int rc = rt_store_scan_rollup_pending(s, before, max_hours, keep_pending, &p, err);
+    int rc = rt_store_scan_rollup_pending(s, now_ns - RT_QUERY_ROLLUP_GRACE_NS, max_blocks,
+                                          keep_pending, &p, err);
     if (rc == RT_ENOMEM)
         rt_error_set(err, rc, "out of memory");
-    struct rt_error first = {0}; /* an hour that fails does not hold the others back */
+    struct rt_error first = {0}; /* a block that fails does not hold the others back */
     for (size_t i = 0; !rc && i < p.n; i++) {
-        int hrc = build_hour(s, &p.hours[i], err);
+        int hrc = build_block(s, &p.blocks[i], err);
         if (hrc == RT_ECONFLICT) { /* new profiles: built again later */
             rt_log(RT_LOG_DEBUG, "rollup: %s", err->msg);
         } else if (hrc == RT_ENOMEM || hrc == RT_ECANCELED || hrc == RT_EDISKFULL) {
@@ -171,8 +174,8 @@ int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_hours,
         rc = first.code;
     }
     for (size_t i = 0; i < p.n; i++)
-        free((char *)p.hours[i].service);
-    free(p.hours);
+        free((char *)p.blocks[i].service);
+    free(p.blocks);
     if (built)
         *built = count;
     return rc;

@@ -79,10 +79,10 @@ struct rt__store_ops {
      * rt_store_scan_rollup_pending; rt_store_put_rollup. */
     int (*scan_rolled)(struct rt_store *s, const struct rt_store_filter *f,
                        const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
-    int (*scan_rollup_pending)(struct rt_store *s, int64_t before_hour, size_t limit,
-                               int (*cb)(void *ud, const struct rt_rollup_hour *h), void *ud,
+    int (*scan_rollup_pending)(struct rt_store *s, int64_t end_ns, size_t limit,
+                               int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
                                struct rt_error *err);
-    int (*put_rollup)(struct rt_store *s, const struct rt_rollup_hour *h,
+    int (*put_rollup)(struct rt_store *s, const struct rt_rollup_block *b,
                       const struct rt_rollup_group *g, size_t n, struct rt_error *err);
     int64_t (*disk_bytes)(struct rt_store *s);
     int (*ping)(struct rt_store *s, struct rt_error *err); /* NULL: always answers */

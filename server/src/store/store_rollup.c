@@ -61,8 +61,8 @@ int rt__store_read_rolled(struct rt_store *s, const struct rt_store_filter *f,
     return rc;
 }
 
-int rt_store_scan_rollup_pending(struct rt_store *s, int64_t before_hour, size_t limit,
-                                 int (*cb)(void *ud, const struct rt_rollup_hour *h), void *ud,
+int rt_store_scan_rollup_pending(struct rt_store *s, int64_t end_ns, size_t limit,
+                                 int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
                                  struct rt_error *err)
 {
     struct rt_error local;
@@ -72,16 +72,16 @@ int rt_store_scan_rollup_pending(struct rt_store *s, int64_t before_hour, size_t
         return rt_error_set(err, RT_EINVAL, "rt_store_scan_rollup_pending: missing argument");
     if (!rt_store_has_rollups(s) || limit == 0)
         return 0;
-    return s->ops->scan_rollup_pending(s, before_hour, limit, cb, ud, err);
+    return s->ops->scan_rollup_pending(s, end_ns, limit, cb, ud, err);
 }
 
-int rt_store_put_rollup(struct rt_store *s, const struct rt_rollup_hour *h,
+int rt_store_put_rollup(struct rt_store *s, const struct rt_rollup_block *h,
                         const struct rt_rollup_group *g, size_t n, struct rt_error *err)
 {
     struct rt_error local;
     if (!err)
         err = &local;
-    if (!s || !h || !h->service || (n && !g))
+    if (!s || !h || !h->service || h->level < 0 || h->level >= RT_ROLLUP_LEVELS || (n && !g))
         return rt_error_set(err, RT_EINVAL, "rt_store_put_rollup: missing argument");
     if (!rt_store_has_rollups(s))
         return rt_error_set(err, RT_EINVAL, "the %s store keeps no rollups", s->ops->name);

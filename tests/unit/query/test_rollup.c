@@ -1,5 +1,5 @@
-/* Rollups (docs/internals/rollups.md): answers read through rollups equal the answers read from
- * the raw profiles. Two stores get the same random profiles (instances, versions, producers
+/* Rollups (docs/internals/rollups.md): answers read through rollups (hours, days) equal the
+ * answers read from the raw profiles. Two stores get the same random profiles (instances, versions, producers
  * that scale CPU, profiles across hours' edges, of unknown duration, overlapping, late); one is
  * rolled up, the other never is, and every answer of the first must equal the second's: all
  * fields, counts exactly, sums within floating-point summation order. */
@@ -11,6 +11,7 @@
 #include "test.h"
 
 #define H RT_ROLLUP_HOUR_NS
+#define D RT_ROLLUP_DAY_NS
 #define HOURS 6
 
 static const char *const STACKS[] = {
@@ -156,6 +157,9 @@ static void compare(struct rt_store *a, struct rt_store *b, enum rt_ptype t)
         {T0 + H, T0 + 5 * H, "v2", NULL},              /* version filter */
         {T0 + H, T0 + 5 * H, NULL, "b"},               /* instance filter */
         {T0 + H - 1, T0 + 3 * H + 1, "v1", "a"},       /* both */
+        {T0, T0 + D, NULL, NULL},                      /* the day */
+        {T0 - H, T0 + D + 2 * H, NULL, NULL},          /* the day and hours beside it */
+        {T0 + H, T0 + D, "v2", NULL},                  /* hours of the day, not the day */
     };
     for (size_t i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
         struct rt_query_profile_req r = {"shop", t, ws[i].from, ws[i].to, ws[i].version,
@@ -177,12 +181,13 @@ static void compare(struct rt_store *a, struct rt_store *b, enum rt_ptype t)
     json_decref(y);
 }
 
-static size_t build(struct rt_store *s)
+/* Builds every block that ended by now (minus the grace); returns how many. */
+static size_t build(struct rt_store *s, int64_t now)
 {
     size_t built = 0, total = 0;
     struct rt_error err = {0};
     do {
-        CHECK_INT(rt_query_build_rollups(s, T0 + 10 * H, 3, &built, &err), 0);
+        CHECK_INT(rt_query_build_rollups(s, now, 3, &built, &err), 0);
         total += built;
     } while (built == 3);
     return total;
@@ -201,32 +206,34 @@ static void test_rolled_equals_raw(void)
         struct rt_error err = {0};
         CHECK_INT(rt_query_build_rollups(b.s, T0 + H + 5 * 60 * S, 100, &built, &err), 0);
         CHECK_INT(built, 0);
-        CHECK_INT(build(b.s), HOURS);
+        CHECK_INT(build(b.s, T0 + 10 * H), HOURS); /* the hours; the day is not over */
+        compare(a.s, b.s, (enum rt_ptype)t);
+        CHECK_INT(build(b.s, T0 + 2 * D), 1);        /* the day */
         compare(a.s, b.s, (enum rt_ptype)t);
 
-        /* a late profile sends its hour back to raw until it is built again */
+        /* a late profile sends its hour and its day back to raw until they are built again */
         put_both(a.s, b.s, (enum rt_ptype)t, "a", "v2", true, T0 + 2 * H + 100 * S, 20 * S);
         compare(a.s, b.s, (enum rt_ptype)t);
-        CHECK_INT(build(b.s), 1);
+        CHECK_INT(build(b.s, T0 + 2 * D), 2);
         compare(a.s, b.s, (enum rt_ptype)t);
 
-        /* retention in the middle of an hour drops that hour's rollup with it */
+        /* retention in the middle of an hour drops that hour's rollup, and its day's */
         int64_t deleted_a = 0, deleted_b = 0;
         CHECK_INT(rt_store_retain(a.s, T0 + H + H / 2, &deleted_a, &err), 0);
         CHECK_INT(rt_store_retain(b.s, T0 + H + H / 2, &deleted_b, &err), 0);
         CHECK(deleted_a > 0);
         CHECK_INT(deleted_a, deleted_b);
         compare(a.s, b.s, (enum rt_ptype)t);
-        CHECK_INT(build(b.s), 0); /* the dropped hours are not waiting: they lost profiles */
+        CHECK_INT(build(b.s, T0 + 2 * D), 0); /* the dropped blocks lost profiles: not waiting */
         tstore_close(&a);
         tstore_close(&b);
     }
 }
 
 /* A rollup built from an hour that got a profile meanwhile is refused, and nothing changes. */
-static int keep_first(void *ud, const struct rt_rollup_hour *h)
+static int keep_first(void *ud, const struct rt_rollup_block *h)
 {
-    struct rt_rollup_hour *out = ud;
+    struct rt_rollup_block *out = ud;
     if (!out->service) {
         *out = *h;
         out->service = "shop";
@@ -240,14 +247,15 @@ static void test_stale_rollup_refused(void)
     CHECK_INT(tstore_open(&a), 0);
     CHECK_INT(tstore_open(&b), 0);
     put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 60 * S, 60 * S);
-    struct rt_rollup_hour h = {0};
+    struct rt_rollup_block h = {0};
     struct rt_error err = {0};
-    CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 / H + 1, 10, keep_first, &h, &err), 0);
-    CHECK_INT(h.hour, T0 / H);
+    CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 + H, 10, keep_first, &h, &err), 0);
+    CHECK_INT(h.level, 0);
+    CHECK_INT(h.block, T0 / H);
     put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 180 * S, 60 * S);
     CHECK_INT(rt_store_put_rollup(b.s, &h, NULL, 0, &err), RT_ECONFLICT);
     compare(a.s, b.s, RT_PTYPE_CPU);
-    CHECK_INT(build(b.s), 1);
+    CHECK_INT(build(b.s, T0 + 2 * H), 1);
     compare(a.s, b.s, RT_PTYPE_CPU);
     tstore_close(&a);
     tstore_close(&b);
@@ -261,15 +269,15 @@ static void test_corrupt_rollup(void)
     CHECK_INT(tstore_open(&b), 0);
     for (int m = 0; m < 60; m++)
         put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + m * 60 * S, 60 * S);
-    CHECK_INT(build(b.s), 1);
+    CHECK_INT(build(b.s, T0 + 2 * H), 1);
     static const uint8_t bad[][12] = {{0}, {'R', 'T', 'R', '1', 0xff, 0xff, 0xff, 0xff}};
-    struct rt_rollup_hour h = {"shop", RT_PTYPE_CPU, T0 / H, 0};
+    struct rt_rollup_block h = {"shop", RT_PTYPE_CPU, 0, T0 / H, 0};
     for (size_t i = 0; i < 2; i++) {
         /* store it as the hour's rollup: a profile of the hour first, for a gen to claim */
         put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 30 * S, 10 * S);
-        struct rt_rollup_hour p = {0};
+        struct rt_rollup_block p = {0};
         struct rt_error err = {0};
-        CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 / H + 1, 10, keep_first, &p, &err), 0);
+        CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 + H, 10, keep_first, &p, &err), 0);
         h.gen = p.gen;
         struct rt_rollup_group g = {"a", NULL, bad[i], i ? 12 : 3};
         CHECK_INT(rt_store_put_rollup(b.s, &h, &g, 1, &err), 0);
@@ -283,22 +291,25 @@ static void test_corrupt_rollup(void)
     tstore_close(&b);
 }
 
-static void test_rollup_hour_rule(void)
+static void test_rollup_block_rule(void)
 {
-    CHECK_INT(rt_profile_rollup_hour(T0, 60 * S), T0 / H);
-    CHECK_INT(rt_profile_rollup_hour(T0 + H - 60 * S, 60 * S), T0 / H); /* ends on the edge */
-    CHECK_INT(rt_profile_rollup_hour(T0 + H - 60 * S, 60 * S + 1), -1);  /* crosses it */
-    CHECK_INT(rt_profile_rollup_hour(T0, H), T0 / H);
-    CHECK_INT(rt_profile_rollup_hour(T0, 0), -1);
-    CHECK_INT(rt_profile_rollup_hour(T0, -1), -1);
-    CHECK_INT(rt_profile_rollup_hour(-S, S), -1);
-    CHECK_INT(rt_profile_rollup_hour(INT64_MAX - 5, 3), INT64_MAX / H);
-    CHECK_INT(rt_profile_rollup_hour(INT64_MAX - 5, INT64_MAX), -1);
+    CHECK_INT(rt_profile_rollup_block(T0, 60 * S, 0), T0 / H);
+    CHECK_INT(rt_profile_rollup_block(T0 + H - 60 * S, 60 * S, 0), T0 / H); /* to the edge */
+    CHECK_INT(rt_profile_rollup_block(T0 + H - 60 * S, 60 * S + 1, 0), -1);  /* across it */
+    CHECK_INT(rt_profile_rollup_block(T0 + H - 60 * S, 60 * S + 1, 1), T0 / D); /* its day */
+    CHECK_INT(rt_profile_rollup_block(T0, H, 0), T0 / H);
+    CHECK_INT(rt_profile_rollup_block(T0, D, 1), T0 / D);
+    CHECK_INT(rt_profile_rollup_block(T0, D + 1, 1), -1);
+    CHECK_INT(rt_profile_rollup_block(T0, 0, 0), -1);
+    CHECK_INT(rt_profile_rollup_block(T0, -1, 1), -1);
+    CHECK_INT(rt_profile_rollup_block(-S, S, 0), -1);
+    CHECK_INT(rt_profile_rollup_block(INT64_MAX - 5, 3, 0), INT64_MAX / H);
+    CHECK_INT(rt_profile_rollup_block(INT64_MAX - 5, INT64_MAX, 1), -1);
 }
 
 int main(void)
 {
-    RUN(test_rollup_hour_rule);
+    RUN(test_rollup_block_rule);
     RUN(test_rolled_equals_raw);
     RUN(test_stale_rollup_refused);
     RUN(test_corrupt_rollup);

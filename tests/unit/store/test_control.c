@@ -594,11 +594,15 @@ static void test_migration_v1(void)
     CHECK_INT(query_int(dir, "PRAGMA user_version"), 7);
     /* old data intact */
     CHECK_INT(rt_store_profile_count(s), 1);
-    /* v7: the stored profile got its hour by rt_profile_rollup_hour's rule, and waits for it */
+    /* v7: the stored profile got its hour and day by rt_profile_rollup_block's rule, and
+     * both wait for their rollups */
     CHECK_INT(query_int(dir, "SELECT hour FROM profiles WHERE id = 1"),
-              rt_profile_rollup_hour(T0, S));
-    CHECK_INT(query_int(dir, "SELECT count(*) FROM rollup_pending WHERE hour = "
-                             "(SELECT hour FROM profiles WHERE id = 1)"), 1);
+              rt_profile_rollup_block(T0, S, 0));
+    CHECK_INT(query_int(dir, "SELECT day FROM profiles WHERE id = 1"),
+              rt_profile_rollup_block(T0, S, 1));
+    CHECK_INT(query_int(dir, "SELECT count(*) FROM rollup_pending r JOIN profiles p "
+                             "ON (r.level = 0 AND r.block = p.hour) "
+                             "OR (r.level = 1 AND r.block = p.day)"), 2);
     struct listing l = {0};
     struct rt_store_filter f = {.service = "shop", .type = RT_PTYPE_CPU, .from_ns = T0,
                                 .to_ns = T0 + 60 * S};

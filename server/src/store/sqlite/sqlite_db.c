@@ -121,29 +121,39 @@ static const char migrate_v6[] =
     " at_ns INTEGER NOT NULL, ended_at_ns INTEGER NOT NULL);"
     "CREATE INDEX issue_states_issue ON issue_states(issue_id, kind, id);";
 
-/* Version 6 -> 7: rollups (docs/internals/rollups.md). Each profile keeps the hour it lies
- * wholly inside (rt_profile_rollup_hour, -1 for none; profiles stored before get theirs here,
- * by the same rule), and the profiles of no hour an index of their own, so that a window read
- * through rollups finds them without reading the others. An hour waits in rollup_pending
- * (gen counts the stores into it) until its rollup is built into rollup_hours and rollups. */
+/* Version 6 -> 7: rollups (docs/internals/rollups.md). Each profile keeps the hour and the UTC
+ * day it lies wholly inside (rt_profile_rollup_block, -1 for none; profiles stored before get
+ * theirs here, by the same rule), and those of no hour, and of no day, an index each, so that a
+ * window read through rollups finds them without reading the others. A block waits in
+ * rollup_pending (gen counts the stores into it) until its rollup is built into rollup_blocks
+ * and rollups. */
+#define ROLLUP_BLOCK_SQL(len)                                                                  \
+    "CASE WHEN duration_ns > 0 AND time_ns >= 0 AND duration_ns <= " len " - time_ns % " len  \
+    " THEN time_ns / " len " ELSE -1 END"
 static const char migrate_v7[] =
     "ALTER TABLE profiles ADD COLUMN hour INTEGER NOT NULL DEFAULT -1;"
-    "UPDATE profiles SET hour = time_ns / 3600000000000 WHERE duration_ns > 0 AND time_ns >= 0"
-    " AND duration_ns <= 3600000000000 - time_ns % 3600000000000;"
+    "ALTER TABLE profiles ADD COLUMN day INTEGER NOT NULL DEFAULT -1;"
+    "UPDATE profiles SET hour = " ROLLUP_BLOCK_SQL("3600000000000") ","
+    " day = " ROLLUP_BLOCK_SQL("86400000000000") ";"
     "CREATE INDEX profiles_straddle ON profiles(service_id, type, time_ns) WHERE hour < 0;"
+    "CREATE INDEX profiles_straddle_day ON profiles(service_id, type, time_ns) WHERE day < 0;"
     "CREATE TABLE rollup_pending("
-    " service_id INTEGER NOT NULL, type INTEGER NOT NULL, hour INTEGER NOT NULL,"
-    " gen INTEGER NOT NULL, PRIMARY KEY(service_id, type, hour)) WITHOUT ROWID;"
-    "INSERT INTO rollup_pending SELECT service_id, type, hour, 1 FROM profiles"
+    " service_id INTEGER NOT NULL, type INTEGER NOT NULL, level INTEGER NOT NULL,"
+    " block INTEGER NOT NULL, gen INTEGER NOT NULL,"
+    " PRIMARY KEY(service_id, type, level, block)) WITHOUT ROWID;"
+    "INSERT INTO rollup_pending SELECT service_id, type, 0, hour, 1 FROM profiles"
     " WHERE hour >= 0 GROUP BY service_id, type, hour;"
-    "CREATE TABLE rollup_hours("
-    " service_id INTEGER NOT NULL, type INTEGER NOT NULL, hour INTEGER NOT NULL,"
-    " built_at_ns INTEGER NOT NULL, PRIMARY KEY(service_id, type, hour)) WITHOUT ROWID;"
+    "INSERT INTO rollup_pending SELECT service_id, type, 1, day, 1 FROM profiles"
+    " WHERE day >= 0 GROUP BY service_id, type, day;"
+    "CREATE TABLE rollup_blocks("
+    " service_id INTEGER NOT NULL, type INTEGER NOT NULL, level INTEGER NOT NULL,"
+    " block INTEGER NOT NULL, built_at_ns INTEGER NOT NULL,"
+    " PRIMARY KEY(service_id, type, level, block)) WITHOUT ROWID;"
     "CREATE TABLE rollups("
     " id INTEGER PRIMARY KEY, service_id INTEGER NOT NULL, type INTEGER NOT NULL,"
-    " hour INTEGER NOT NULL, instance_id INTEGER NOT NULL REFERENCES instances(id),"
-    " version TEXT, data BLOB NOT NULL);"
-    "CREATE INDEX rollups_hour ON rollups(service_id, type, hour);";
+    " level INTEGER NOT NULL, block INTEGER NOT NULL,"
+    " instance_id INTEGER NOT NULL REFERENCES instances(id), version TEXT, data BLOB NOT NULL);"
+    "CREATE INDEX rollups_block ON rollups(service_id, type, level, block);";
 
 /* Migrations: migrations[v] takes a database from version v to v + 1. */
 static const char *const migrations[SCHEMA_VERSION] = {rt__sqlite_schema_v1, migrate_v2,

@@ -30,7 +30,7 @@
 #define RT__SQL_SCAN_PROFILES(index, extra)                                                    \
     "SELECT p.id, p.profile_id, i.name, p.version, p.time_ns, p.duration_ns, p.period_ns, "   \
     "p.thread_cpu_ns, p.process_cpu_ns, p.samples, p.value_ns, p.has_counts, "                \
-    "p.truncated_stacks, p.rows, p.producer, p.cpu_scale, p.declared_type, p.hour "           \
+    "p.truncated_stacks, p.rows, p.producer, p.cpu_scale, p.declared_type, p.hour, p.day "    \
     "FROM profiles p " index "JOIN instances i ON i.id = p.instance_id "                      \
     "WHERE p.service_id = (SELECT id FROM services WHERE name = ?1) AND p.type = ?2 "         \
     "AND p.time_ns >= ?3 - (SELECT value FROM meta WHERE key = 'max_duration_ns') "           \
@@ -78,14 +78,17 @@
        "INSERT INTO profiles(service_id, type, instance_id, version, profile_id, time_ns, "    \
        "duration_ns, end_ns, period_ns, samples, value_ns, thread_cpu_ns, process_cpu_ns, "    \
        "has_counts, truncated_stacks, created_at_ns, nrows, rows, producer, cpu_scale, "       \
-       "content_hash, declared_type, hour) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "  \
-       "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)")                    \
+       "content_hash, declared_type, hour, day) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "  \
+       "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)")          \
     XX(META_ADD, "UPDATE meta SET value = value + ?2 WHERE key = ?1")                          \
     XX(META_MAX, "UPDATE meta SET value = max(value, ?2) WHERE key = ?1")                      \
     XX(META_GET, "SELECT value FROM meta WHERE key = ?1")                                      \
     XX(SCAN, RT__SQL_SCAN_PROFILES("", ""))                                                  \
     /* the profiles of no hour (rt_profile_rollup_hour -1), by their own partial index */      \
     XX(SCAN_STRADDLE, RT__SQL_SCAN_PROFILES("INDEXED BY profiles_straddle ", "AND p.hour < 0 ")) \
+    /* the profiles of no day, likewise */                                                     \
+    XX(SCAN_STRADDLE_DAY, RT__SQL_SCAN_PROFILES("INDEXED BY profiles_straddle_day ",            \
+                                                "AND p.day < 0 "))                             \
     XX(POLL_FIND, "SELECT id FROM polls WHERE instance_id = ?1 AND last_ns >= ?2 - ?3 "        \
                   "AND first_ns <= ?2 + ?3 ORDER BY last_ns DESC LIMIT 1")                     \
     XX(POLL_EXTEND, "UPDATE polls SET first_ns = min(first_ns, ?2), "                          \
@@ -121,33 +124,40 @@
                         "(SELECT id FROM profiles WHERE end_ns <= ?1 LIMIT ?2)")                \
     XX(RETAIN_POLLS, "DELETE FROM polls WHERE last_ns < ?1")                                   \
     /* rollups (sqlite_rollups.c, docs/internals/rollups.md) */                                \
-    XX(ROLLUP_TOUCH, "INSERT INTO rollup_pending(service_id, type, hour, gen) "                 \
-                     "VALUES(?1, ?2, ?3, 1) ON CONFLICT DO UPDATE SET gen = gen + 1")           \
-    XX(ROLLUP_DROP_HOUR, "DELETE FROM rollup_hours WHERE service_id = ?1 AND type = ?2 "        \
-                         "AND hour = ?3")                                                       \
+    XX(ROLLUP_TOUCH, "INSERT INTO rollup_pending(service_id, type, level, block, gen) "         \
+                     "VALUES(?1, ?2, ?3, ?4, 1) ON CONFLICT DO UPDATE SET gen = gen + 1")       \
+    XX(ROLLUP_DROP_BLOCK, "DELETE FROM rollup_blocks WHERE service_id = ?1 AND type = ?2 "      \
+                          "AND level = ?3 AND block = ?4")                                      \
     XX(ROLLUP_DROP_GROUPS, "DELETE FROM rollups WHERE service_id = ?1 AND type = ?2 "           \
-                           "AND hour = ?3")                                                     \
-    XX(ROLLUP_PENDING, "SELECT s.name, r.type, r.hour, r.gen FROM rollup_pending r "            \
-                       "JOIN services s ON s.id = r.service_id WHERE r.hour < ?1 "              \
-                       "ORDER BY r.hour, r.service_id, r.type LIMIT ?2")                        \
+                           "AND level = ?3 AND block = ?4")                                     \
+    XX(ROLLUP_PENDING, "SELECT s.name, r.type, r.level, r.block, r.gen FROM rollup_pending r "  \
+                       "JOIN services s ON s.id = r.service_id "                                \
+                       "WHERE (r.level = 0 AND r.block < ?1) OR (r.level = 1 AND r.block < ?2) " \
+                       "ORDER BY r.level, r.block, r.service_id, r.type LIMIT ?3")              \
     XX(ROLLUP_CLAIM, "DELETE FROM rollup_pending WHERE service_id = ?1 AND type = ?2 "          \
-                     "AND hour = ?3 AND gen = ?4")                                              \
-    XX(ROLLUP_HOUR_ADD, "INSERT INTO rollup_hours(service_id, type, hour, built_at_ns) "        \
-                        "VALUES(?1, ?2, ?3, ?4)")                                               \
-    XX(ROLLUP_GROUP_ADD, "INSERT INTO rollups(service_id, type, hour, instance_id, version, "   \
-                         "data) VALUES(?1, ?2, ?3, (SELECT id FROM instances "                  \
-                         "WHERE service_id = ?1 AND name = ?4), ?5, ?6)")                       \
-    XX(ROLLUP_HOURS, "SELECT hour FROM rollup_hours WHERE service_id = "                        \
-                     "(SELECT id FROM services WHERE name = ?1) AND type = ?2 "                 \
-                     "AND hour >= ?3 AND hour < ?4 ORDER BY hour")                              \
+                     "AND level = ?3 AND block = ?4 AND gen = ?5")                              \
+    XX(ROLLUP_BLOCK_ADD, "INSERT INTO rollup_blocks(service_id, type, level, block, "           \
+                         "built_at_ns) VALUES(?1, ?2, ?3, ?4, ?5)")                             \
+    XX(ROLLUP_GROUP_ADD, "INSERT INTO rollups(service_id, type, level, block, instance_id, "    \
+                         "version, data) VALUES(?1, ?2, ?3, ?4, (SELECT id FROM instances "     \
+                         "WHERE service_id = ?1 AND name = ?5), ?6, ?7)")                       \
+    /* ?1 service, ?2 type, [?3, ?4) blocks of level ?7 (?5, ?6: the filter's, unused) */     \
+    XX(ROLLUP_BLOCKS, "SELECT block FROM rollup_blocks WHERE service_id = "                     \
+                      "(SELECT id FROM services WHERE name = ?1) AND type = ?2 AND level = ?7 "  \
+                      "AND block >= ?3 AND block < ?4 ORDER BY block")                          \
     XX(ROLLUP_READ, "SELECT i.name, r.version, r.data FROM rollups r "                          \
                     "JOIN instances i ON i.id = r.instance_id WHERE r.service_id = "            \
                     "(SELECT id FROM services WHERE name = ?1) AND r.type = ?2 "                \
-                    "AND r.hour >= ?3 AND r.hour < ?4 AND (?5 IS NULL OR r.version = ?5) "      \
-                    "AND (?6 IS NULL OR i.name = ?6) ORDER BY r.hour, r.id")                    \
-    XX(RETAIN_ROLLUPS, "DELETE FROM rollups WHERE hour < ?1")                                   \
-    XX(RETAIN_ROLLUP_HOURS, "DELETE FROM rollup_hours WHERE hour < ?1")                         \
-    XX(RETAIN_ROLLUP_PENDING, "DELETE FROM rollup_pending WHERE hour < ?1")                     \
+                    "AND r.level = ?7 AND r.block >= ?3 AND r.block < ?4 "                      \
+                    "AND (?5 IS NULL OR r.version = ?5) AND (?6 IS NULL OR i.name = ?6) "       \
+                    "ORDER BY r.block, r.id")                                                   \
+    /* ?1 hours, ?2 days: blocks before them */                                                \
+    XX(RETAIN_ROLLUPS, "DELETE FROM rollups WHERE (level = 0 AND block < ?1) "                  \
+                       "OR (level = 1 AND block < ?2)")                                         \
+    XX(RETAIN_ROLLUP_BLOCKS, "DELETE FROM rollup_blocks WHERE (level = 0 AND block < ?1) "      \
+                             "OR (level = 1 AND block < ?2)")                                   \
+    XX(RETAIN_ROLLUP_PENDING, "DELETE FROM rollup_pending WHERE (level = 0 AND block < ?1) "    \
+                              "OR (level = 1 AND block < ?2)")                                  \
     XX(FREELIST, "PRAGMA freelist_count")                                                      \
     XX(VACUUM_STEP, "PRAGMA incremental_vacuum(2048)")                                         \
     XX(SERVICE_CONFIG_SET,                                                                     \
@@ -367,16 +377,16 @@ int rt__sqlite_scan_rows(struct rt__sqlite_conn *c, sqlite3_stmt *st, rt_store_p
 /* The operations of sqlite_rollups.c (docs/internals/rollups.md). */
 int rt__sqlite_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
                            const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
-int rt__sqlite_scan_rollup_pending(struct rt_store *s, int64_t before_hour, size_t limit,
-                                   int (*cb)(void *ud, const struct rt_rollup_hour *h), void *ud,
+int rt__sqlite_scan_rollup_pending(struct rt_store *s, int64_t end_ns, size_t limit,
+                                   int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
                                    struct rt_error *err);
-int rt__sqlite_put_rollup(struct rt_store *s, const struct rt_rollup_hour *h,
+int rt__sqlite_put_rollup(struct rt_store *s, const struct rt_rollup_block *b,
                           const struct rt_rollup_group *g, size_t n, struct rt_error *err);
-/* Inside a write transaction: profile p of service_id was stored into hour (>= 0): the hour
- * waits for its rollup again, and a rollup built before (the hour closed) is dropped. */
-int rt__sqlite_rollup_touch(struct rt__sqlite_conn *w, int64_t service_id, int type,
-                            int64_t hour, int64_t now_ns, struct rt_error *err);
-/* Inside a write transaction: drops the rollups of hours starting before cutoff_ns. */
+/* Inside a write transaction: a profile of service_id was stored into block (>= 0) of level:
+ * the block waits for its rollup again, and a rollup built before (it closed) is dropped. */
+int rt__sqlite_rollup_touch(struct rt__sqlite_conn *w, int64_t service_id, int type, int level,
+                            int64_t block, int64_t now_ns, struct rt_error *err);
+/* Drops the rollups of blocks starting before cutoff_ns, in a transaction of its own. */
 int rt__sqlite_rollup_retain(struct rt__sqlite *db, int64_t cutoff_ns, struct rt_error *err);
 /* The operations of sqlite_control.c. */
 int rt__sqlite_set_service_config(struct rt_store *s, const char *name,

@@ -27,31 +27,34 @@ struct put_ctx {
     int64_t now_ns;                /* time of the upload */
     int64_t added;                 /* profiles inserted */
     int64_t max_duration_ns;       /* longest duration inserted */
-    struct {                       /* hours this transaction already sent back to wait for */
-        int64_t service_id, hour;  /* their rollups (rt__sqlite_rollup_touch), most recent */
-        int type;
+    struct {                       /* blocks this transaction already sent back to wait */
+        int64_t service_id, block; /* for their rollups (rt__sqlite_rollup_touch), recent */
+        int type, level;
     } touched[8];
     unsigned ntouched;
 };
 
-/* Sends p's hour (if it has one) back to wait for its rollup, once per transaction. */
-static int touch_hour(struct put_ctx *c, const struct rt_profile *p, int64_t service_id,
-                      struct rt_error *err)
+/* Sends p's block of level (if it has one) back to wait for its rollup, once per
+ * transaction. */
+static int touch_block(struct put_ctx *c, const struct rt_profile *p, int64_t service_id,
+                       int level, struct rt_error *err)
 {
-    int64_t hour = rt_profile_rollup_hour(p->time_ns, p->duration_ns);
-    if (hour < 0)
+    int64_t block = rt_profile_rollup_block(p->time_ns, p->duration_ns, level);
+    if (block < 0)
         return 0;
     unsigned n = c->ntouched < 8 ? c->ntouched : 8;
     for (unsigned i = 0; i < n; i++)
-        if (c->touched[i].hour == hour && c->touched[i].service_id == service_id &&
-            c->touched[i].type == (int)p->type)
+        if (c->touched[i].block == block && c->touched[i].service_id == service_id &&
+            c->touched[i].type == (int)p->type && c->touched[i].level == level)
             return 0;
-    int rc = rt__sqlite_rollup_touch(c->w, service_id, (int)p->type, hour, c->now_ns, err);
+    int rc = rt__sqlite_rollup_touch(c->w, service_id, (int)p->type, level, block, c->now_ns,
+                                     err);
     if (!rc) {
         unsigned slot = c->ntouched++ % 8;
         c->touched[slot].service_id = service_id;
-        c->touched[slot].hour = hour;
+        c->touched[slot].block = block;
         c->touched[slot].type = (int)p->type;
+        c->touched[slot].level = level;
     }
     return rc;
 }
@@ -353,7 +356,8 @@ static int insert_profile(struct put_ctx *c, const struct rt_profile *p, int64_t
     sqlite3_bind_double(st, 20, p->cpu_scale);
     sqlite3_bind_int64(st, 21, (int64_t)p->content_hash);
     sqlite3_bind_int(st, 22, (int)p->declared_type);
-    sqlite3_bind_int64(st, 23, rt_profile_rollup_hour(p->time_ns, p->duration_ns));
+    sqlite3_bind_int64(st, 23, rt_profile_rollup_block(p->time_ns, p->duration_ns, 0));
+    sqlite3_bind_int64(st, 24, rt_profile_rollup_block(p->time_ns, p->duration_ns, 1));
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -400,7 +404,8 @@ static int put_one(struct put_ctx *c, const struct rt_profile *p, struct rt_stor
     if (c->blob.len > INT32_MAX)
         return rt_error_set(err, RT_ETOOBIG, "profile rows exceed 2 GiB");
     if (insert_profile(c, p, service_id, instance_id, nrows, &id, err) ||
-        touch_service(c, service_id, err) || touch_hour(c, p, service_id, err))
+        touch_service(c, service_id, err) || touch_block(c, p, service_id, 0, err) ||
+        touch_block(c, p, service_id, 1, err))
         return err->code;
     res->id = id;
     return 0;
