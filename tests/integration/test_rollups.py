@@ -128,12 +128,14 @@ def test_rolled_answers_equal_raw_after_crashes(tmp_path):
         assert srv.stop(signal.SIGKILL) == -signal.SIGKILL
 
     srv = Server(data, extra_args=ROLLED).start()
-    wait_rolled(srv, HOURS)
-    got = answers(srv)
-    for e, g in zip(expected, got):
-        same(e, g)
-    assert srv.metric("roottrace_rollup_failures_total") == 0
-    srv.stop()
+    try:
+        wait_rolled(srv, HOURS)
+        got = answers(srv)
+        for e, g in zip(expected, got):
+            same(e, g)
+        assert srv.metric("roottrace_rollup_failures_total") == 0
+    finally:
+        srv.stop()
     # nothing stored twice, nothing waiting, the file sound
     assert db_count(srv.data_dir, "SELECT count(*) FROM rollup_pending") == 0
     assert db_count(srv.data_dir, "SELECT count(*) FROM rollups") == db_count(
@@ -146,6 +148,13 @@ def test_rolled_answers_equal_raw_after_crashes(tmp_path):
 
 def test_late_profile_sends_its_hour_back(tmp_path):
     srv = Server(tmp_path / "data", extra_args=ROLLED).start()
+    try:
+        late_profile_counts(srv)
+    finally:
+        srv.stop()
+
+
+def late_profile_counts(srv):
     seed(srv)
     wait_rolled(srv, HOURS)
     before = answers(srv)[0]
@@ -159,4 +168,3 @@ def test_late_profile_sends_its_hour_back(tmp_path):
         late = [f for f in after["functions"] if f["name"] == "late"]
         assert late and late[0]["self_ns"] == 500 * 10_000_000, after["functions"][:3]
         wait_rolled(srv, HOURS)
-    srv.stop()
