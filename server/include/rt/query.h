@@ -99,15 +99,18 @@ struct rt_profile *rt_query_merge(struct rt_store *s, const struct rt_store_filt
  * count (they send the block back to wait), this only spares rebuilding a block whose last
  * uploads are on their way. */
 #define RT_QUERY_ROLLUP_GRACE_NS (600LL * 1000000000LL)
+/* How long a block that failed to build is left alone (read raw meanwhile). */
+#define RT_QUERY_ROLLUP_RETRY_NS (3600LL * 1000000000LL)
 
 /* Builds the rollups of at most max_blocks blocks waiting for one (rt_store_scan_rollup_pending)
  * that ended at least RT_QUERY_ROLLUP_GRACE_NS before now_ns, hours first, oldest first: each
  * block's profiles that lie wholly inside it (rt_profile_rollup_block), summed per (instance,
  * version) exactly as a window holding the block sums them (DESIGN §6 weights, §7 capacity
  * inputs), and stored with rt_store_put_rollup. A block that got new profiles while it was
- * built is left waiting (not an error); one that fails does not stop the others (the first
- * error is returned). *built counts the blocks stored. Returns 0 (also on a store without
- * rollups), RT_ENOMEM, RT_EIO, RT_EDISKFULL, RT_ECANCELED. */
+ * built is left waiting (not an error); one that fails (an unreadable profile, ENOMEM) is
+ * logged, deferred by RT_QUERY_ROLLUP_RETRY_NS (rt_store_defer_rollup) and does not stop the
+ * others; the first such error is returned after them. *built counts the blocks stored.
+ * Returns 0 (also on a store without rollups), that error, RT_EDISKFULL or RT_ECANCELED. */
 int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_blocks, size_t *built,
                            struct rt_error *err);
 

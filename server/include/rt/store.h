@@ -196,10 +196,11 @@ struct rt_rollup_block {
     int64_t gen;
 };
 
-/* Calls cb for at most limit waiting blocks that ended by end_ns, hours first, oldest first;
- * strings are valid during the call. Returns 0, cb's non-zero value, RT_EIO; 0 with no call on
- * a backend without rollups. */
-int rt_store_scan_rollup_pending(struct rt_store *s, int64_t end_ns, size_t limit,
+/* Calls cb for at most limit waiting blocks that ended by end_ns and are not deferred past
+ * now_ns (rt_store_defer_rollup), hours first, oldest first; strings are valid during the
+ * call. Returns 0, cb's non-zero value, RT_EIO; 0 with no call on a backend without
+ * rollups. */
+int rt_store_scan_rollup_pending(struct rt_store *s, int64_t end_ns, int64_t now_ns, size_t limit,
                                  int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
                                  struct rt_error *err);
 
@@ -216,6 +217,12 @@ struct rt_rollup_group {
  * Returns 0, RT_ECONFLICT, RT_EINVAL (no rollups here), RT_EDISKFULL or RT_EIO. */
 int rt_store_put_rollup(struct rt_store *s, const struct rt_rollup_block *b,
                         const struct rt_rollup_group *g, size_t n, struct rt_error *err);
+
+/* Leaves block b out of rt_store_scan_rollup_pending until retry_ns (it failed to build),
+ * unless a profile of it is stored before then (b->gen stale: nothing changes). Returns 0,
+ * RT_EINVAL (no rollups here), RT_EDISKFULL or RT_EIO. */
+int rt_store_defer_rollup(struct rt_store *s, const struct rt_rollup_block *b, int64_t retry_ns,
+                          struct rt_error *err);
 
 /* Aggregates the profiles that the filter selects (as rt_store_scan would yield them) into
  * cb's calls. Returns 0, a callback's non-zero value, RT_EINVAL when the backend does not

@@ -541,28 +541,28 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, struct 
     return 0;
 }
 
-/* Builds the rollups of the hours that closed (docs/internals/rollups.md), a few hours per
- * call of the store, until none is left or the server stops. */
+/* Builds the rollups of the blocks that closed (docs/internals/rollups.md), a few per call of
+ * the store, until a call builds none, the server stops, or 30 s have gone (the sweeper's
+ * other work then runs; the rest waits for the next interval). */
 static void build_rollups(struct rt_server *srv)
 {
+    int64_t until = rt_time_now_ns() + 30 * RT_NS_PER_S;
     for (;;) {
         pthread_mutex_lock(&srv->mu);
         bool stopping = srv->stopping;
         pthread_mutex_unlock(&srv->mu);
-        if (stopping)
+        if (stopping || rt_time_now_ns() > until)
             return;
         struct rt_error err = {0};
         size_t built = 0;
         int rc = rt_query_build_rollups(srv->api.store, rt_time_now_ns(), 4, &built, &err);
         rt_metrics_rollups(srv->metrics, built, rc != 0 && rc != RT_ECANCELED);
-        if (rc) {
-            if (rc != RT_ECANCELED)
-                rt_log(RT_LOG_WARN, "building rollups failed: %s", err.msg);
+        if (rc == RT_ECANCELED || rc == RT_EDISKFULL) {
+            if (rc == RT_EDISKFULL)
+                rt_log(RT_LOG_WARN, "building rollups stopped: %s", err.msg);
             return;
         }
-        if (built)
-            rt_log(RT_LOG_DEBUG, "rollups: built %zu hours", built);
-        if (built < 4)
+        if (built == 0)
             return;
     }
 }

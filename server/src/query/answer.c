@@ -73,7 +73,8 @@ static int cmp_self(const void *a, const void *b, void *ud)
     double rx = round(x->self_v[0]), ry = round(y->self_v[0]);
     if (rx != ry)
         return rx > ry ? -1 : 1;
-    return strcmp(x->name, y->name);
+    int d = strcmp(x->name, y->name);
+    return d ? d : (x->frame_id > y->frame_id) - (x->frame_id < y->frame_id);
 }
 
 static json_t *profile_fn_json(const struct rt__query_ctx *c, const struct rt__query_fn *f)

@@ -51,7 +51,9 @@ static int cmp_row(const void *a, const void *b, void *ud)
     const struct rt__query_diff_row *x = a, *y = b;
     if (x->delta_pp != y->delta_pp)
         return x->delta_pp > y->delta_pp ? -1 : 1;
-    return strcmp(c->fns[x->fn].name, c->fns[y->fn].name);
+    int d = strcmp(c->fns[x->fn].name, c->fns[y->fn].name);
+    uint32_t fx = c->fns[x->fn].frame_id, fy = c->fns[y->fn].frame_id;
+    return d ? d : (fx > fy) - (fx < fy); /* two frames of one name: by stable store id */
 }
 
 static double pct(double part, double whole)

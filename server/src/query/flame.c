@@ -96,19 +96,27 @@ static int build(struct tree *t)
     return rc;
 }
 
-/* Pruning order: biggest total first, then shallower, then older; a child never precedes
- * its parent (its total is at most the parent's, its depth larger). */
+/* Pruning order: biggest total first, then shallower, then by the frame ids of their paths
+ * (leaf first; stable store ids, so the order does not depend on the order the store read
+ * the profiles in, e.g. through rollups); a child never precedes its parent (its total is at
+ * most the parent's, its depth larger). */
 static int cmp_prune(const void *a, const void *b, void *ud)
 {
-    const struct node *nodes = ud;
-    const struct node *x = &nodes[*(const uint32_t *)a], *y = &nodes[*(const uint32_t *)b];
+    const struct tree *t = ud;
+    const struct node *x = &t->nodes[*(const uint32_t *)a], *y = &t->nodes[*(const uint32_t *)b];
     double kx = fmax(x->total[0], x->total[1]), ky = fmax(y->total[0], y->total[1]);
     if (kx != ky)
         return kx > ky ? -1 : 1;
     if (x->depth != y->depth)
         return x->depth < y->depth ? -1 : 1;
-    uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
-    return ia < ib ? -1 : ia > ib;
+    while (x != y && x->fn != NONE && y->fn != NONE) { /* equal depths: the paths align */
+        uint32_t fx = t->c->fns[x->fn].frame_id, fy = t->c->fns[y->fn].frame_id;
+        if (fx != fy)
+            return fx < fy ? -1 : 1;
+        x = &t->nodes[x->parent];
+        y = &t->nodes[y->parent];
+    }
+    return 0;
 }
 
 /* Marks the nodes to emit; returns true when some were pruned (-1 on ENOMEM). */
@@ -125,7 +133,7 @@ static int prune(struct tree *t, size_t max_nodes)
         order[i - 1] = i;
         t->nodes[i].keep = false;
     }
-    qsort_r(order, t->n - 1, sizeof(*order), cmp_prune, t->nodes);
+    qsort_r(order, t->n - 1, sizeof(*order), cmp_prune, t);
     for (size_t i = 0; i < max_nodes; i++)
         t->nodes[order[i]].keep = true;
     free(order);

@@ -287,11 +287,12 @@ static void add_producers(struct cursor *r, struct rt__query_ctx *c)
     uint32_t n = get_count(r, 12);
     for (uint32_t i = 0; i < n && !r->bad; i++) {
         const char *name = get_str(r, &c->arena);
-        enum rt_ptype declared = (enum rt_ptype)get_u32(r);
-        uint32_t profiles = get_u32(r);
+        uint32_t declared = get_u32(r), profiles = get_u32(r);
+        if (declared > RT_PTYPE_WALL) /* 0 (as stored), cpu or wall */
+            r->bad = true;
         if (!r->bad)
             rt__query_count_producer(c, rt_producer_by_name(name ? name : "", c->type),
-                                     declared, profiles);
+                                     (enum rt_ptype)declared, profiles);
     }
     c->producers_other += get_u32(r);
 }

@@ -150,21 +150,30 @@ int rt_query_build_rollups(struct rt_store *s, int64_t now_ns, size_t max_blocks
     if (!s || !rt_store_has_rollups(s) || now_ns < RT_QUERY_ROLLUP_GRACE_NS)
         return 0;
     struct pending p = {0};
-    int rc = rt_store_scan_rollup_pending(s, now_ns - RT_QUERY_ROLLUP_GRACE_NS, max_blocks,
-                                          keep_pending, &p, err);
+    int rc = rt_store_scan_rollup_pending(s, now_ns - RT_QUERY_ROLLUP_GRACE_NS, now_ns,
+                                          max_blocks, keep_pending, &p, err);
     if (rc == RT_ENOMEM)
         rt_error_set(err, rc, "out of memory");
     struct rt_error first = {0}; /* a block that fails does not hold the others back */
     for (size_t i = 0; !rc && i < p.n; i++) {
-        int hrc = build_block(s, &p.blocks[i], err);
-        if (hrc == RT_ECONFLICT) { /* new profiles: built again later */
-            rt_log(RT_LOG_DEBUG, "rollup: %s", err->msg);
-        } else if (hrc == RT_ENOMEM || hrc == RT_ECANCELED || hrc == RT_EDISKFULL) {
-            rc = hrc;
+        int brc = build_block(s, &p.blocks[i], err);
+        if (brc == RT_ECANCELED || brc == RT_EDISKFULL) {
+            rc = brc;
             break;
-        } else if (hrc && !first.code) {
-            first = *err;
-        } else if (!hrc) {
+        }
+        if (brc == RT_ECONFLICT) { /* new profiles: built again later */
+            rt_log(RT_LOG_DEBUG, "rollup: %s", err->msg);
+        } else if (brc) { /* read raw meanwhile; tried again after RT_QUERY_ROLLUP_RETRY_NS */
+            rt_log(RT_LOG_WARN, "rollup of %s %lld of %s deferred: %s",
+                   p.blocks[i].level ? "day" : "hour", (long long)p.blocks[i].block,
+                   p.blocks[i].service, err->msg);
+            if (!first.code)
+                first = *err;
+            rt_error_clear(err);
+            if ((rc = rt_store_defer_rollup(s, &p.blocks[i], now_ns + RT_QUERY_ROLLUP_RETRY_NS,
+                                            err)))
+                break;
+        } else {
             count++;
         }
         rt_error_clear(err);

@@ -74,16 +74,18 @@ struct rt__store_ops {
     int (*scan_audit)(struct rt_store *s, int64_t from_ns, int64_t to_ns, size_t limit,
                       rt_store_audit_cb cb, void *ud, struct rt_error *err);
     int (*retain)(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err);
-    /* Optional, all three or none (rt_store_has_rollups): rt_store_read_window over the
-     * rollups of f's whole hours plus the raw profiles they do not stand for;
-     * rt_store_scan_rollup_pending; rt_store_put_rollup. */
+    /* Optional, all four or none (rt_store_has_rollups): rt_store_read_window over the
+     * rollups of f's whole blocks plus the raw profiles they do not stand for;
+     * rt_store_scan_rollup_pending; rt_store_put_rollup; rt_store_defer_rollup. */
     int (*scan_rolled)(struct rt_store *s, const struct rt_store_filter *f,
                        const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
-    int (*scan_rollup_pending)(struct rt_store *s, int64_t end_ns, size_t limit,
+    int (*scan_rollup_pending)(struct rt_store *s, int64_t end_ns, int64_t now_ns, size_t limit,
                                int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
                                struct rt_error *err);
     int (*put_rollup)(struct rt_store *s, const struct rt_rollup_block *b,
                       const struct rt_rollup_group *g, size_t n, struct rt_error *err);
+    int (*defer_rollup)(struct rt_store *s, const struct rt_rollup_block *b, int64_t retry_ns,
+                        struct rt_error *err);
     int64_t (*disk_bytes)(struct rt_store *s);
     int (*ping)(struct rt_store *s, struct rt_error *err); /* NULL: always answers */
     int64_t (*profile_count)(struct rt_store *s);

@@ -7,7 +7,8 @@
 
 bool rt_store_has_rollups(const struct rt_store *s)
 {
-    return s && s->ops->scan_rolled && s->ops->scan_rollup_pending && s->ops->put_rollup;
+    return s && s->ops->scan_rolled && s->ops->scan_rollup_pending && s->ops->put_rollup &&
+           s->ops->defer_rollup;
 }
 
 bool rt__store_window_has_hour(const struct rt_store_filter *f)
@@ -61,7 +62,7 @@ int rt__store_read_rolled(struct rt_store *s, const struct rt_store_filter *f,
     return rc;
 }
 
-int rt_store_scan_rollup_pending(struct rt_store *s, int64_t end_ns, size_t limit,
+int rt_store_scan_rollup_pending(struct rt_store *s, int64_t end_ns, int64_t now_ns, size_t limit,
                                  int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
                                  struct rt_error *err)
 {
@@ -72,7 +73,7 @@ int rt_store_scan_rollup_pending(struct rt_store *s, int64_t end_ns, size_t limi
         return rt_error_set(err, RT_EINVAL, "rt_store_scan_rollup_pending: missing argument");
     if (!rt_store_has_rollups(s) || limit == 0)
         return 0;
-    return s->ops->scan_rollup_pending(s, end_ns, limit, cb, ud, err);
+    return s->ops->scan_rollup_pending(s, end_ns, now_ns, limit, cb, ud, err);
 }
 
 int rt_store_put_rollup(struct rt_store *s, const struct rt_rollup_block *h,
@@ -89,4 +90,17 @@ int rt_store_put_rollup(struct rt_store *s, const struct rt_rollup_block *h,
         if (!g[i].instance || (g[i].len && !g[i].data))
             return rt_error_set(err, RT_EINVAL, "rollup group %zu has no instance or data", i);
     return s->ops->put_rollup(s, h, g, n, err);
+}
+
+int rt_store_defer_rollup(struct rt_store *s, const struct rt_rollup_block *b, int64_t retry_ns,
+                          struct rt_error *err)
+{
+    struct rt_error local;
+    if (!err)
+        err = &local;
+    if (!s || !b || !b->service)
+        return rt_error_set(err, RT_EINVAL, "rt_store_defer_rollup: missing argument");
+    if (!rt_store_has_rollups(s))
+        return rt_error_set(err, RT_EINVAL, "the %s store keeps no rollups", s->ops->name);
+    return s->ops->defer_rollup(s, b, retry_ns, err);
 }

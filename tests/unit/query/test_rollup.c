@@ -4,6 +4,7 @@
  * rolled up, the other never is, and every answer of the first must equal the second's: all
  * fields, counts exactly, sums within floating-point summation order. */
 #include <math.h>
+#include <sqlite3.h>
 
 #include "rt/producer.h"
 #include "rt/query.h"
@@ -249,7 +250,7 @@ static void test_stale_rollup_refused(void)
     put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 60 * S, 60 * S);
     struct rt_rollup_block h = {0};
     struct rt_error err = {0};
-    CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 + H, 10, keep_first, &h, &err), 0);
+    CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 + H, T0 + D, 10, keep_first, &h, &err), 0);
     CHECK_INT(h.level, 0);
     CHECK_INT(h.block, T0 / H);
     put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 180 * S, 60 * S);
@@ -277,7 +278,7 @@ static void test_corrupt_rollup(void)
         put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 30 * S, 10 * S);
         struct rt_rollup_block p = {0};
         struct rt_error err = {0};
-        CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 + H, 10, keep_first, &p, &err), 0);
+        CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 + H, T0 + D, 10, keep_first, &p, &err), 0);
         h.gen = p.gen;
         struct rt_rollup_group g = {"a", NULL, bad[i], i ? 12 : 3};
         CHECK_INT(rt_store_put_rollup(b.s, &h, &g, 1, &err), 0);
@@ -307,11 +308,82 @@ static void test_rollup_block_rule(void)
     CHECK_INT(rt_profile_rollup_block(INT64_MAX - 5, INT64_MAX, 1), -1);
 }
 
+
+/* The store's hour and day columns (SQL) and rt_profile_rollup_block (C) agree: the reads
+ * select by the first, the builder and the ingest's pending rows by the second. */
+static void test_sql_rule_matches_c(void)
+{
+    struct tstore a, b;
+    CHECK_INT(tstore_open(&a), 0);
+    CHECK_INT(tstore_open(&b), 0);
+    static const int64_t starts[] = {T0, T0 + H - S, T0 + D - 60 * S, T0 + 7, T0 + D - 1};
+    static const int64_t durs[] = {S, 60 * S, H, H + 1, D, D + 1, 0, -1, 1};
+    for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++)
+        for (size_t j = 0; j < sizeof(durs) / sizeof(durs[0]); j++)
+            put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, starts[i], durs[j]);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/roottrace.db", a.dir);
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_INT(sqlite3_prepare_v2(db, "SELECT time_ns, duration_ns, hour, day FROM profiles", -1,
+                                 &st, NULL), SQLITE_OK);
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 1);
+        CHECK_INT(sqlite3_column_int64(st, 2), rt_profile_rollup_block(t, d, 0));
+        CHECK_INT(sqlite3_column_int64(st, 3), rt_profile_rollup_block(t, d, 1));
+        n++;
+    }
+    CHECK_INT(n, 45);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    tstore_close(&a);
+    tstore_close(&b);
+}
+
+/* A block that cannot be built (a profile's rows unreadable) is deferred and does not hold the
+ * next back; it is tried again after RT_QUERY_ROLLUP_RETRY_NS. */
+static void test_failing_block_deferred(void)
+{
+    struct tstore a, b;
+    CHECK_INT(tstore_open(&a), 0);
+    CHECK_INT(tstore_open(&b), 0);
+    for (int m = 0; m < 120; m += 10)
+        put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + m * 60 * S, 60 * S);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/roottrace.db", b.dir);
+    sqlite3 *db;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(db, "UPDATE profiles SET rows = x'ff' WHERE id = 1", NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(db);
+    size_t built = 0;
+    struct rt_error err = {0};
+    int64_t now = T0 + 3 * H;
+    CHECK_INT(rt_query_build_rollups(b.s, now, 10, &built, &err), RT_EIO);
+    CHECK_INT(built, 1); /* the second hour */
+    CHECK(strstr(err.msg, "rows unreadable") != NULL);
+    CHECK_INT(rt_query_build_rollups(b.s, now + 60 * S, 10, &built, &err), 0);
+    CHECK_INT(built, 0); /* deferred */
+    CHECK_INT(rt_query_build_rollups(b.s, now + RT_QUERY_ROLLUP_RETRY_NS, 10, &built, &err),
+              RT_EIO);
+    struct rt_query_profile_req r = {"shop", RT_PTYPE_CPU, T0 + H, T0 + 2 * H, NULL, NULL, 0};
+    json_t *x = rt_query_profile(a.s, &r, &err), *y = rt_query_profile(b.s, &r, &err);
+    check_same(x, y, "the built hour");
+    json_decref(x);
+    json_decref(y);
+    tstore_close(&a);
+    tstore_close(&b);
+}
+
 int main(void)
 {
     RUN(test_rollup_block_rule);
     RUN(test_rolled_equals_raw);
     RUN(test_stale_rollup_refused);
     RUN(test_corrupt_rollup);
+    RUN(test_sql_rule_matches_c);
+    RUN(test_failing_block_deferred);
     return TEST_DONE();
 }

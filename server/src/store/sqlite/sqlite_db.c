@@ -121,30 +121,34 @@ static const char migrate_v6[] =
     " at_ns INTEGER NOT NULL, ended_at_ns INTEGER NOT NULL);"
     "CREATE INDEX issue_states_issue ON issue_states(issue_id, kind, id);";
 
-/* Version 6 -> 7: rollups (docs/internals/rollups.md). Each profile keeps the hour and the UTC
- * day it lies wholly inside (rt_profile_rollup_block, -1 for none; profiles stored before get
- * theirs here, by the same rule), and those of no hour, and of no day, an index each, so that a
- * window read through rollups finds them without reading the others. A block waits in
- * rollup_pending (gen counts the stores into it) until its rollup is built into rollup_blocks
- * and rollups. */
+/* Version 6 -> 7: rollups (docs/internals/rollups.md). Each profile has the hour and the UTC
+ * day it lies wholly inside (rt_profile_rollup_block's rule, -1 for none) as virtual columns:
+ * computed when read, so the migration rewrites no row of a big store. Those of no hour, and
+ * of no day, get an index each, so that a window read through rollups finds them without
+ * reading the others. A block waits in rollup_pending (gen grows with every store into it;
+ * retry_ns defers one that failed to build) until its rollup is built into rollup_blocks and
+ * rollups; every block already stored waits, so an upgraded store rolls its history up. */
 #define ROLLUP_BLOCK_SQL(len)                                                                  \
     "CASE WHEN duration_ns > 0 AND time_ns >= 0 AND duration_ns <= " len " - time_ns % " len  \
     " THEN time_ns / " len " ELSE -1 END"
 static const char migrate_v7[] =
-    "ALTER TABLE profiles ADD COLUMN hour INTEGER NOT NULL DEFAULT -1;"
-    "ALTER TABLE profiles ADD COLUMN day INTEGER NOT NULL DEFAULT -1;"
-    "UPDATE profiles SET hour = " ROLLUP_BLOCK_SQL("3600000000000") ","
-    " day = " ROLLUP_BLOCK_SQL("86400000000000") ";"
+    "ALTER TABLE profiles ADD COLUMN hour INTEGER GENERATED ALWAYS AS ("
+    ROLLUP_BLOCK_SQL("3600000000000") ") VIRTUAL;"
+    "ALTER TABLE profiles ADD COLUMN day INTEGER GENERATED ALWAYS AS ("
+    ROLLUP_BLOCK_SQL("86400000000000") ") VIRTUAL;"
     "CREATE INDEX profiles_straddle ON profiles(service_id, type, time_ns) WHERE hour < 0;"
     "CREATE INDEX profiles_straddle_day ON profiles(service_id, type, time_ns) WHERE day < 0;"
     "CREATE TABLE rollup_pending("
     " service_id INTEGER NOT NULL, type INTEGER NOT NULL, level INTEGER NOT NULL,"
-    " block INTEGER NOT NULL, gen INTEGER NOT NULL,"
+    " block INTEGER NOT NULL, gen INTEGER NOT NULL, retry_ns INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY(service_id, type, level, block)) WITHOUT ROWID;"
-    "INSERT INTO rollup_pending SELECT service_id, type, 0, hour, 1 FROM profiles"
-    " WHERE hour >= 0 GROUP BY service_id, type, hour;"
-    "INSERT INTO rollup_pending SELECT service_id, type, 1, day, 1 FROM profiles"
-    " WHERE day >= 0 GROUP BY service_id, type, day;"
+    "CREATE INDEX rollup_pending_block ON rollup_pending(level, block);"
+    "INSERT INTO rollup_pending(service_id, type, level, block, gen)"
+    " SELECT service_id, type, 0, hour, 1 FROM profiles WHERE hour >= 0"
+    " GROUP BY service_id, type, hour;"
+    "INSERT INTO rollup_pending(service_id, type, level, block, gen)"
+    " SELECT service_id, type, 1, day, 1 FROM profiles WHERE day >= 0"
+    " GROUP BY service_id, type, day;"
     "CREATE TABLE rollup_blocks("
     " service_id INTEGER NOT NULL, type INTEGER NOT NULL, level INTEGER NOT NULL,"
     " block INTEGER NOT NULL, built_at_ns INTEGER NOT NULL,"
@@ -610,6 +614,7 @@ static const struct rt__store_ops sqlite_ops = {
     .scan_rolled = rt__sqlite_scan_rolled,
     .scan_rollup_pending = rt__sqlite_scan_rollup_pending,
     .put_rollup = rt__sqlite_put_rollup,
+    .defer_rollup = rt__sqlite_defer_rollup,
     .disk_bytes = sqlite_disk_bytes,
     .profile_count = sqlite_profile_count,
 };

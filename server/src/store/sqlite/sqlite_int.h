@@ -78,8 +78,8 @@
        "INSERT INTO profiles(service_id, type, instance_id, version, profile_id, time_ns, "    \
        "duration_ns, end_ns, period_ns, samples, value_ns, thread_cpu_ns, process_cpu_ns, "    \
        "has_counts, truncated_stacks, created_at_ns, nrows, rows, producer, cpu_scale, "       \
-       "content_hash, declared_type, hour, day) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "  \
-       "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)")          \
+       "content_hash, declared_type) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "   \
+       "?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)")                              \
     XX(META_ADD, "UPDATE meta SET value = value + ?2 WHERE key = ?1")                          \
     XX(META_MAX, "UPDATE meta SET value = max(value, ?2) WHERE key = ?1")                      \
     XX(META_GET, "SELECT value FROM meta WHERE key = ?1")                                      \
@@ -124,16 +124,23 @@
                         "(SELECT id FROM profiles WHERE end_ns <= ?1 LIMIT ?2)")                \
     XX(RETAIN_POLLS, "DELETE FROM polls WHERE last_ns < ?1")                                   \
     /* rollups (sqlite_rollups.c, docs/internals/rollups.md) */                                \
+    /* gen never goes back (a row deleted by a claim comes back with the time): a builder    \
+     * holding an older gen cannot claim the block (unless the wall clock went back) */      \
     XX(ROLLUP_TOUCH, "INSERT INTO rollup_pending(service_id, type, level, block, gen) "         \
-                     "VALUES(?1, ?2, ?3, ?4, 1) ON CONFLICT DO UPDATE SET gen = gen + 1")       \
+                     "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT DO UPDATE SET "                    \
+                     "gen = max(gen + 1, excluded.gen), retry_ns = 0")                          \
     XX(ROLLUP_DROP_BLOCK, "DELETE FROM rollup_blocks WHERE service_id = ?1 AND type = ?2 "      \
                           "AND level = ?3 AND block = ?4")                                      \
     XX(ROLLUP_DROP_GROUPS, "DELETE FROM rollups WHERE service_id = ?1 AND type = ?2 "           \
                            "AND level = ?3 AND block = ?4")                                     \
     XX(ROLLUP_PENDING, "SELECT s.name, r.type, r.level, r.block, r.gen FROM rollup_pending r "  \
                        "JOIN services s ON s.id = r.service_id "                                \
-                       "WHERE (r.level = 0 AND r.block < ?1) OR (r.level = 1 AND r.block < ?2) " \
+                       "WHERE ((r.level = 0 AND r.block < ?1) OR (r.level = 1 AND r.block < ?2)) " \
+                       "AND r.retry_ns <= ?4 "                                                  \
                        "ORDER BY r.level, r.block, r.service_id, r.type LIMIT ?3")              \
+    XX(ROLLUP_DEFER, "UPDATE rollup_pending SET retry_ns = ?6 WHERE service_id = "              \
+                     "(SELECT id FROM services WHERE name = ?1) AND type = ?2 AND level = ?3 "  \
+                     "AND block = ?4 AND gen = ?5")                                             \
     XX(ROLLUP_CLAIM, "DELETE FROM rollup_pending WHERE service_id = ?1 AND type = ?2 "          \
                      "AND level = ?3 AND block = ?4 AND gen = ?5")                              \
     XX(ROLLUP_BLOCK_ADD, "INSERT INTO rollup_blocks(service_id, type, level, block, "           \
@@ -377,9 +384,12 @@ int rt__sqlite_scan_rows(struct rt__sqlite_conn *c, sqlite3_stmt *st, rt_store_p
 /* The operations of sqlite_rollups.c (docs/internals/rollups.md). */
 int rt__sqlite_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
                            const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
-int rt__sqlite_scan_rollup_pending(struct rt_store *s, int64_t end_ns, size_t limit,
+int rt__sqlite_scan_rollup_pending(struct rt_store *s, int64_t end_ns, int64_t now_ns,
+                                   size_t limit,
                                    int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
                                    struct rt_error *err);
+int rt__sqlite_defer_rollup(struct rt_store *s, const struct rt_rollup_block *b,
+                            int64_t retry_ns, struct rt_error *err);
 int rt__sqlite_put_rollup(struct rt_store *s, const struct rt_rollup_block *b,
                           const struct rt_rollup_group *g, size_t n, struct rt_error *err);
 /* Inside a write transaction: a profile of service_id was stored into block (>= 0) of level:

@@ -356,8 +356,6 @@ static int insert_profile(struct put_ctx *c, const struct rt_profile *p, int64_t
     sqlite3_bind_double(st, 20, p->cpu_scale);
     sqlite3_bind_int64(st, 21, (int64_t)p->content_hash);
     sqlite3_bind_int(st, 22, (int)p->declared_type);
-    sqlite3_bind_int64(st, 23, rt_profile_rollup_block(p->time_ns, p->duration_ns, 0));
-    sqlite3_bind_int64(st, 24, rt_profile_rollup_block(p->time_ns, p->duration_ns, 1));
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -663,6 +661,10 @@ int rt__sqlite_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted,
                       struct rt_error *err)
 {
     struct rt__sqlite *db = s->be;
+    /* the rollups of the blocks that lose profiles go first: until the profiles go too, those
+     * blocks are read raw, never from a rollup counting deleted profiles */
+    if (rt__sqlite_rollup_retain(db, cutoff_ns, err))
+        return err->code;
     int64_t n;
     do {
         n = 0;
@@ -670,7 +672,7 @@ int rt__sqlite_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted,
             return err->code;
         *deleted += n;
     } while (n == RT__SQLITE_RETAIN_BATCH);
-    if (retain_polls(db, cutoff_ns, err) || rt__sqlite_rollup_retain(db, cutoff_ns, err))
+    if (retain_polls(db, cutoff_ns, err))
         return err->code;
     return vacuum_free_pages(db, err);
 }

@@ -26,6 +26,8 @@ int rt__sqlite_rollup_touch(struct rt__sqlite_conn *w, int64_t service_id, int t
         sqlite3_bind_int(st, 2, type);
         sqlite3_bind_int(st, 3, level);
         sqlite3_bind_int64(st, 4, block);
+        if (i == 0)
+            sqlite3_bind_int64(st, 5, now_ns); /* the gen of a new row */
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE)
@@ -231,8 +233,9 @@ int rt__sqlite_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
     int rc = sqlite3_exec(u.c->db, "BEGIN", NULL, NULL, NULL); /* one snapshot for all reads */
     int ret = rc == SQLITE_OK ? read_window(&u, err)
                               : rt__sqlite_fail(u.c, rc, "starting a window's read", err);
-    if (rc == SQLITE_OK)
-        sqlite3_exec(u.c->db, "COMMIT", NULL, NULL, NULL); /* a read: nothing to lose */
+    /* a read: nothing to lose; but a reader must not go back to the pool inside its snapshot */
+    if (rc == SQLITE_OK && sqlite3_exec(u.c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(u.c->db, "ROLLBACK", NULL, NULL, NULL);
     rt__sqlite_release(db, u.c);
     rt_u64map_cleanup(&u.seen);
     free(u.blocks);
@@ -258,7 +261,8 @@ static int pending_row(void *ud, sqlite3_stmt *st, struct rt_error *err)
     return u->cb(u->ud, &b);
 }
 
-int rt__sqlite_scan_rollup_pending(struct rt_store *s, int64_t end_ns, size_t limit,
+int rt__sqlite_scan_rollup_pending(struct rt_store *s, int64_t end_ns, int64_t now_ns,
+                                   size_t limit,
                                    int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
                                    struct rt_error *err)
 {
@@ -266,9 +270,19 @@ int rt__sqlite_scan_rollup_pending(struct rt_store *s, int64_t end_ns, size_t li
     int64_t e = end_ns < 0 ? 0 : end_ns; /* blocks that ended by e: block < e / L */
     struct rt__sqlite_arg args[] = {RT__SQLITE_I64(e / RT_ROLLUP_HOUR_NS),
                                     RT__SQLITE_I64(e / RT_ROLLUP_DAY_NS),
-                                    RT__SQLITE_I64(limit > INT64_MAX ? INT64_MAX : (int64_t)limit)};
-    return rt__sqlite_each_row(s->be, RT__SQL_ROLLUP_PENDING, args, 3, pending_row, &u,
+                                    RT__SQLITE_I64(limit > INT64_MAX ? INT64_MAX : (int64_t)limit),
+                                    RT__SQLITE_I64(now_ns)};
+    return rt__sqlite_each_row(s->be, RT__SQL_ROLLUP_PENDING, args, 4, pending_row, &u,
                                "reading the blocks waiting for rollups", err);
+}
+
+int rt__sqlite_defer_rollup(struct rt_store *s, const struct rt_rollup_block *b,
+                            int64_t retry_ns, struct rt_error *err)
+{
+    struct rt__sqlite_arg args[] = {RT__SQLITE_TEXT(b->service), RT__SQLITE_I64((int64_t)b->type),
+                                    RT__SQLITE_I64(b->level),    RT__SQLITE_I64(b->block),
+                                    RT__SQLITE_I64(b->gen),      RT__SQLITE_I64(retry_ns)};
+    return rt__sqlite_write_one(s->be, RT__SQL_ROLLUP_DEFER, args, 6, "deferring a rollup", err);
 }
 
 /* Inside the write transaction: claims block b (its gen unchanged) and replaces its rollup. */
