@@ -96,10 +96,10 @@ static int build(struct tree *t)
     return rc;
 }
 
-/* Pruning order: biggest total first, then shallower, then by the frame ids of their paths
- * (leaf first; stable store ids, so the order does not depend on the order the store read
- * the profiles in, e.g. through rollups); a child never precedes its parent (its total is at
- * most the parent's, its depth larger). */
+/* Pruning order: biggest total first, then shallower, then by the names along their paths
+ * (leaf first): the same whatever order the store read the profiles in (rollups change it)
+ * and whatever ids the frames have (ClickHouse's are the process's own); a child never
+ * precedes its parent (its total is at most the parent's, its depth larger). */
 static int cmp_prune(const void *a, const void *b, void *ud)
 {
     const struct tree *t = ud;
@@ -110,9 +110,9 @@ static int cmp_prune(const void *a, const void *b, void *ud)
     if (x->depth != y->depth)
         return x->depth < y->depth ? -1 : 1;
     while (x != y && x->fn != NONE && y->fn != NONE) { /* equal depths: the paths align */
-        uint32_t fx = t->c->fns[x->fn].frame_id, fy = t->c->fns[y->fn].frame_id;
-        if (fx != fy)
-            return fx < fy ? -1 : 1;
+        int d = strcmp(t->c->fns[x->fn].name, t->c->fns[y->fn].name);
+        if (d)
+            return d;
         x = &t->nodes[x->parent];
         y = &t->nodes[y->parent];
     }
