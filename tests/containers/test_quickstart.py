@@ -277,7 +277,13 @@ def test_python_sdk_profiles_a_service_and_the_issue_diff_ranks_its_hot_function
     print("\nissue diff, first rows: %s" % [(f["name"], round(f["delta_pp"], 1))
                                            for f in diff["functions"][:3]])
     assert top["name"] == "__main__.compute_quote", [f["name"] for f in diff["functions"][:5]]
-    assert top["base_samples"] == 0 and top["delta_pp"] > 20, top
+    # The share itself is not asserted beyond that: a wall profile of Python's main thread is
+    # biased by when the sampler thread gets the GIL (docs/sdk/python.md), and on a busy host
+    # it saw compute_quote in 16 % of the samples where a quiet one sees 70 %. What the issue
+    # view claims is the ranking and the test: new in this window, significant, and ahead.
+    assert top["base_samples"] == 0 and top["new"] is True and top["cur_samples"] > 0, top
+    assert top["significant"] is True, top
+    assert top["delta_pp"] > diff["functions"][1]["delta_pp"], diff["functions"][:2]
 
 
 def test_compose_restart_keeps_the_data():
