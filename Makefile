@@ -142,6 +142,12 @@ test: deps
 demo: deps all
 	scripts/demo.sh $(DEMO_ARGS)
 
+# The same with the server in its container: the README's Compose quickstart on podman
+# (scripts/demo-compose.sh; scripts/demo-compose.sh --down removes it).
+.PHONY: demo-compose
+demo-compose: deps all
+	scripts/demo-compose.sh $(DEMO_ARGS)
+
 demo-files: deps all
 	scripts/demo-files.sh
 

@@ -5,7 +5,9 @@
 # profiling turned on through the API the UI uses; a deploy of v2.0 in which one named
 # function does 3x the work; an issue opened at the deploy; then both issues' diffs. The
 # Node and Go views give vCPU-hours per month; the Python view refuses them, and says why.
-# Leaves the server running and prints its address, unless given --exit.
+# Leaves the server running and prints its address, unless given --exit. With DEMO_SERVER_URL
+# and DEMO_SERVER_TOKEN (an admin key) it uses that server instead of starting one: make
+# demo-compose's, in its container (scripts/demo-compose.sh), which it neither stops nor waits for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EXIT=0
@@ -15,8 +17,8 @@ BASE_S=${DEMO_BASE_S:-70}       # baseline load before the deploy
 CUR_S=${DEMO_CUR_S:-90}         # load after it: the 60 s window plus uploads in flight
 WORK=$(mktemp -d /tmp/roottrace-demo.XXXXXX)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-export ROOTTRACE_TOKEN=rt_demo_$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
-URL=http://127.0.0.1:$PORT
+export ROOTTRACE_TOKEN=${DEMO_SERVER_TOKEN:-rt_demo_$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')}
+URL=${DEMO_SERVER_URL:-http://127.0.0.1:$PORT}
 pids=()
 NODE_PIDS=()
 GO_PIDS=()
@@ -28,11 +30,14 @@ trap cleanup EXIT
 
 say() { printf '\n== %s\n' "$*"; }
 
-ROOTTRACE_BOOTSTRAP_TOKEN=$ROOTTRACE_TOKEN "$BIN" serve --data "$WORK/data" \
-    --listen 127.0.0.1:$PORT 2>"$WORK/server.log" &
-SERVER=$!
-for _ in $(seq 100); do "$BIN" health --url $URL >/dev/null 2>&1 && break; sleep 0.1; done
-say "roottrace serving on $URL (data and logs in $WORK)"
+SERVER=
+if [ -z "${DEMO_SERVER_URL:-}" ]; then
+    ROOTTRACE_BOOTSTRAP_TOKEN=$ROOTTRACE_TOKEN "$BIN" serve --data "$WORK/data" \
+        --listen 127.0.0.1:$PORT 2>"$WORK/server.log" &
+    SERVER=$!
+    for _ in $(seq 100); do "$BIN" health --url $URL >/dev/null 2>&1 && break; sleep 0.1; done
+fi
+say "roottrace serving on $URL (data and logs in ${DEMO_SERVER_URL:+its container; }$WORK)"
 
 # The Go service is compiled once, offline (the SDK has no dependencies).
 (cd demo/go-service && GOTOOLCHAIN=local GOPROXY=off go build -o "$WORK/checkout-go" .)
@@ -148,11 +153,12 @@ else
     say "web UI views not checked: Chromium or the UI's npm packages are missing (scripts/install-deps.sh)"
 fi
 if [ $EXIT = 1 ]; then
-    kill -TERM $SERVER; wait $SERVER || true
+    [ -z "$SERVER" ] || { kill -TERM $SERVER; wait $SERVER || true; }
     rm -rf "$WORK"
     exit $(( CHALLENGE_FAILED | UI_FAILED ))
 fi
-say "the server keeps running: $URL (admin token: $ROOTTRACE_TOKEN); Ctrl-C stops it"
+say "the server keeps running: $URL (admin token: $ROOTTRACE_TOKEN); ${SERVER:+Ctrl-C stops it}${DEMO_SERVER_STOP:-}"
 say "web UI: open $URL/ and sign in with the admin token above; the issues are $URL/#/issue/$NODE_ISSUE?window_s=60 (Node, CPU), $URL/#/issue/$GO_ISSUE?window_s=60 (Go, CPU) and $URL/#/issue/$PY_ISSUE?window_s=60 (Python, wall clock)"
+[ -n "$SERVER" ] || exit $(( CHALLENGE_FAILED | UI_FAILED ))   # its container keeps it
 trap - EXIT
 wait $SERVER

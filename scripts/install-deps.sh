@@ -25,8 +25,13 @@ if [ $BUILD_ONLY -eq 0 ]; then
     # prometheus-alertmanager (0.25, /usr/bin/prometheus-alertmanager): tests/alerts runs it as
     # private processes on free loopback ports (scripts/test-alerts.sh); the package's own
     # service (:9093, started at install where systemd runs) is neither needed nor used.
+    # podman (4.3, with its recommends: netavark and aardvark-dns name the Compose services
+    # to each other), runc and debootstrap: scripts/test-containers.sh runs the README's
+    # Compose quickstart on podman, with base images built from a debootstrapped bookworm
+    # (no image registry is reachable); docker-compose (below) drives it through podman's API.
     pkgs+=(python3-pytest curl chromium php-cli php-excimer phpunit php-fpm libfcgi-bin
-           clickhouse-server zookeeperd clang libclang-rt-14-dev prometheus-alertmanager)
+           clickhouse-server zookeeperd clang libclang-rt-14-dev prometheus-alertmanager
+           podman runc debootstrap)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -40,7 +45,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 # docker-compose: tests/integration/test_deploy.py validates deploy/compose.yaml with
-# `docker-compose config`. Without its recommended Docker engine, which is not needed for that.
+# `docker-compose config`, and scripts/test-containers.sh runs it against podman's API.
+# Without its recommended Docker engine, which is needed for neither.
 if [ $BUILD_ONLY -eq 0 ] && ! command -v docker-compose >/dev/null 2>&1; then
     echo "install-deps: installing docker-compose"
     SUDO=""

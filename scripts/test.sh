@@ -28,5 +28,6 @@ suite "PHP SDK (PHPUnit, with and without ext-excimer)" scripts/test-php.sh || e
 suite "Pyroscope's agents against the server (go, nodejs, python, java; py-spy files)" make --no-print-directory test-agents || exit 1
 suite "issues from alerts: Alertmanager 0.25 (one, and two clustered replicas) and Grafana's webhook" make --no-print-directory test-alerts || exit 1
 suite "UI (playwright-core, Chromium)" scripts/test-ui.sh || exit 1
+suite "the README's Compose quickstart on podman (images from Debian's packages, cached)" scripts/test-containers.sh || exit 1
 suite "SDK faults: server down 60 s, then back" scripts/test-faults.sh || exit 1
 exit $failed

@@ -37,8 +37,9 @@ def readme_block(heading):
 
 
 def dockerfile_stages():
-    """[(FROM line, [instruction lines with continuations joined])] of deploy/Dockerfile."""
-    stages, cur, pending = [], None, ""
+    """[(FROM line, [instruction lines with continuations joined])] of deploy/Dockerfile; the
+    FROM lines with the defaults of the build arguments declared before the first FROM."""
+    stages, cur, pending, args = [], None, "", {}
     for line in read("deploy", "Dockerfile").splitlines():
         if not pending and (not line.strip() or line.lstrip().startswith("#")):
             continue
@@ -46,7 +47,11 @@ def dockerfile_stages():
         if line.endswith("\\"):
             continue
         ins, pending = pending, ""
-        if ins.startswith("FROM "):
+        if cur is None and ins.startswith("ARG "):
+            name, _, default = ins[len("ARG "):].partition("=")
+            args[name.strip()] = default.strip()
+        elif ins.startswith("FROM "):
+            ins = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], ins)
             cur = (ins, [])
             stages.append(cur)
         else:
@@ -60,6 +65,15 @@ def test_dockerfile_build_stage_runs_the_readme_build_commands():
     build = dockerfile_stages()[0]
     runs = [i[len("RUN "):].strip() for i in build[1] if i.startswith("RUN ")]
     assert runs == readme
+
+
+def test_base_images_default_to_the_published_ones():
+    """The base images are build arguments (scripts/test-containers.sh names stand-ins); what
+    users build from by default is Node's and Debian's published images."""
+    froms = [stage[0] for stage in dockerfile_stages()]
+    assert froms == ["FROM node:20-bookworm AS build", "FROM debian:bookworm-slim"], froms
+    assert re.findall(r"^FROM (\S+)", read("deploy", "Dockerfile"), re.M) == [
+        "${BUILD_IMAGE}", "${RUNTIME_IMAGE}"]
 
 
 def test_runtime_stage_installs_every_library_the_binary_needs():
