@@ -86,10 +86,12 @@ static json_t *run_query(struct rt_store *s, const struct query *q)
     if (q->base_to) {
         struct rt_query_diff_req d = {SERVICE, RT_PTYPE_CPU, q->base_from, q->base_to,
                                       q->from,  q->to,        NULL,        NULL,
-                                      NULL,     NULL,         0,           NULL};
+                                      NULL,     NULL,         0,           NULL,
+                                      NULL};
         j = rt_query_diff(s, &d, &err);
     } else {
-        struct rt_query_profile_req r = {SERVICE, RT_PTYPE_CPU, q->from, q->to, NULL, NULL, 0};
+        struct rt_query_profile_req r = {SERVICE, RT_PTYPE_CPU, q->from, q->to, NULL, NULL, 0,
+                                         NULL};
         j = rt_query_profile(s, &r, &err);
     }
     if (!j)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rt/buf.h"
 #include "rt/control.h"
 #include "rt/err.h"
 #include "rt/ingest.h"
@@ -52,6 +53,7 @@ struct rt_api_req {
     const char *forwarded_proto;      /* X-Forwarded-Proto ("https" behind a TLS proxy), or NULL */
     const char *peer;                 /* the client's address ("127.0.0.1"), or NULL (CLI) */
     bool no_hold;                     /* answer now: the transport cannot (or did) hold it */
+    bool text_tail;                   /* the transport writes rt_api_resp.json_tail (HTTP) */
     const struct rt_principal *who;   /* set by rt_api_dispatch for the handlers */
 };
 
@@ -59,6 +61,9 @@ struct rt_api_req {
 struct rt_api_resp {
     int status;                       /* HTTP status */
     json_t *json;                     /* owned by the response */
+    /* Members appended to the object json as JSON text (`"flamegraph":{...}`), written by the
+     * answers only when the request's text_tail is set; rt_json_out writes them last. */
+    struct rt_buf json_tail;
     char *raw;                        /* owned, malloc'd */
     size_t raw_len;
     const char *content_type;         /* static string */

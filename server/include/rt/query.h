@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rt/buf.h"
 #include "rt/err.h"
 #include "rt/profile.h"
 #include "rt/store.h"
@@ -22,6 +23,11 @@ struct rt_query_profile_req {
     int64_t from_ns, to_ns;
     const char *version, *instance;  /* filters, NULL = any */
     size_t limit;                    /* functions listed; 0 = RT_QUERY_DEFAULT_LIMIT */
+    /* When set, the flame graph is appended here as JSON text, the member
+     * `"flamegraph":{...}` exactly as rt_json_out would write it, and the answer has no
+     * "flamegraph" member (the HTTP server writes it last: rt_api_resp.json_tail). Building
+     * its 10,000 nodes as jansson values cost more than the text (docs/performance.md). */
+    struct rt_buf *flamegraph_text;
 };
 
 /* Answer: {"service", "type", "type_note", "from", "to", "profiles", "samples", "value_ns",
@@ -43,6 +49,7 @@ struct rt_query_diff_req {
     const char *base_version, *cur_version;   /* per-window version filters, override version */
     size_t limit;
     json_t *issue;                            /* borrowed; the issue object, or NULL */
+    struct rt_buf *flamegraph_text;           /* as rt_query_profile_req's */
 };
 
 /* Answer: DESIGN §11 diff shape: {"service", "type", "type_note", "issue", "window_s",

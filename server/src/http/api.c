@@ -57,12 +57,14 @@ void rt_api_resp_cleanup(struct rt_api_resp *resp)
 {
     json_decref(resp->json);
     free(resp->raw);
+    rt_buf_cleanup(&resp->json_tail);
     memset(resp, 0, sizeof(*resp));
 }
 
 void rt__api_json(struct rt_api_resp *resp, int status, json_t *json)
 {
     json_decref(resp->json);
+    rt_buf_cleanup(&resp->json_tail); /* members of the answer this one replaces */
     resp->status = status;
     resp->json = json;
     resp->content_type = "application/json";

@@ -39,15 +39,31 @@ static int read_limit(const struct rt_api_req *req, struct rt_api_resp *resp, si
     return 0;
 }
 
-/* Sends a query answer, or the error it failed with, and times it for /metrics. */
+/* Where a query writes its flame graph as text (rt_query_profile_req.flamegraph_text): tail
+ * when the transport writes rt_api_resp.json_tail (HTTP), else NULL (in the answer: the CLI
+ * in-process). tail is initialized either way; answer() takes it. */
+static struct rt_buf *flame_tail(const struct rt_api_req *req, struct rt_buf *tail)
+{
+    rt_buf_init(tail, 0);
+    return req->text_tail ? tail : NULL;
+}
+
+/* Sends a query answer, or the error it failed with, and times it for /metrics. The members
+ * the query wrote as text (tail, or NULL) go with the answer, or are dropped with it. */
 static void answer(struct rt_api_ctx *ctx, struct rt_api_resp *resp, json_t *j,
-                   const struct rt_error *err, const char *kind, int64_t t0)
+                   struct rt_buf *tail, const struct rt_error *err, const char *kind, int64_t t0)
 {
     if (!j) {
+        if (tail)
+            rt_buf_cleanup(tail);
         rt__api_error(resp, err->code ? err->code : RT_EIO, "%s", err->msg);
         return;
     }
     rt__api_json(resp, 200, j);
+    if (tail) {
+        resp->json_tail = *tail; /* moved */
+        rt_buf_init(tail, 0);
+    }
     if (ctx->metrics)
         rt_metrics_query(ctx->metrics, kind, rt_time_mono_ns() - t0);
 }
@@ -63,7 +79,9 @@ void rt__api_get_profile(struct rt_api_ctx *ctx, const struct rt_api_req *req,
         return;
     q.version = rt_api_param(req, "version");
     q.instance = rt_api_param(req, "instance");
-    answer(ctx, resp, rt_query_profile(ctx->store, &q, &err), &err, "profile", t0);
+    struct rt_buf tail;
+    q.flamegraph_text = flame_tail(req, &tail);
+    answer(ctx, resp, rt_query_profile(ctx->store, &q, &err), &tail, &err, "profile", t0);
 }
 
 /* GET /api/v1/timeline?service=&type=&from=&to=&buckets=N (1..1000, default 30)&version=
@@ -83,7 +101,7 @@ void rt__api_get_timeline(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     q.version = rt_api_param(req, "version");
     q.instance = rt_api_param(req, "instance");
     /* timed with the window queries in /metrics (kind "profile") */
-    answer(ctx, resp, rt_query_timeline(ctx->store, &q, &err), &err, "profile", t0);
+    answer(ctx, resp, rt_query_timeline(ctx->store, &q, &err), NULL, &err, "profile", t0);
 }
 
 /* The upload interval of service's SDKs: its override, else the default. Uploads still in
@@ -156,7 +174,9 @@ void rt__api_get_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req,
             return;
         }
     }
-    answer(ctx, resp, rt_query_diff(ctx->store, &q, &err), &err, "diff", t0);
+    struct rt_buf tail;
+    q.flamegraph_text = flame_tail(req, &tail);
+    answer(ctx, resp, rt_query_diff(ctx->store, &q, &err), &tail, &err, "diff", t0);
 }
 
 /* The type to diff an issue by: type=, else cpu when the service has cpu profiles. */
@@ -206,7 +226,9 @@ void rt__api_get_issue_diff(struct rt_api_ctx *ctx, const struct rt_api_req *req
         goto out_put_issue;
     }
     q.issue = issue;
-    answer(ctx, resp, rt_query_diff(ctx->store, &q, &err), &err, "diff", t0);
+    struct rt_buf tail;
+    q.flamegraph_text = flame_tail(req, &tail);
+    answer(ctx, resp, rt_query_diff(ctx->store, &q, &err), &tail, &err, "diff", t0);
 out_put_issue:
     json_decref(issue);
 }

@@ -22,6 +22,7 @@
 #include "rt/timeutil.h"
 #include "api_util.h"
 #include "deadline.h"
+#include "json_out.h"
 #include "ui.h"
 
 #define MAX_PARAMS 64
@@ -124,7 +125,8 @@ static bool read_request(struct MHD_Connection *conn, const char *method, const 
                          const struct request *r, struct rt_api_param *params,
                          struct rt_api_req *req)
 {
-    *req = (struct rt_api_req){.method = method, .path = url, .params = params, .peer = r->peer};
+    *req = (struct rt_api_req){.method = method, .path = url, .params = params, .peer = r->peer,
+                               .text_tail = true}; /* send_api writes json_tail */
     req->content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     req->authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     req->cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
@@ -177,8 +179,14 @@ static enum MHD_Result send_api(struct MHD_Connection *conn, struct request *r,
     size_t len;
     const char *ctype = ar->content_type ? ar->content_type : "application/json";
     if (ar->json) {
-        data = json_dumps(ar->json, JSON_COMPACT | JSON_REAL_PRECISION(15));
-        len = data ? strlen(data) : 0;
+        struct rt_buf b;
+        rt_buf_init(&b, 0);
+        if (rt_json_out(ar->json, ar->json_tail.data, ar->json_tail.len, &b)) {
+            rt_buf_cleanup(&b);
+            return MHD_NO;
+        }
+        len = b.len;
+        data = rt_buf_into_cstr(&b);
     } else if (ar->raw) {
         data = ar->raw;
         len = ar->raw_len;

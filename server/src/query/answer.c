@@ -6,17 +6,47 @@
 #include <string.h>
 
 #include "query_internal.h"
+#include "rt/json_text.h"
 #include "rt/producer.h"
 #include "rt/timeutil.h"
 
-json_t *rt__query_ns_json(double ns)
+/* The one rule for writing ns (both forms below): null when not finite; past the int64
+ * range a real (llround is undefined there: it gave negative self_ns; 2^63 is exact); else
+ * the nearest integer. */
+enum ns_form { NS_NULL, NS_REAL, NS_INT };
+
+static enum ns_form ns_form(double ns, double *real, json_int_t *integer)
 {
     if (!isfinite(ns))
-        return json_null();
-    /* llround is undefined past the int64 range (it gave negative self_ns): 2^63 is exact. */
-    if (fabs(ns) >= 9223372036854775808.0)
-        return json_real(round(ns));
-    return json_integer((json_int_t)llround(ns));
+        return NS_NULL;
+    if (fabs(ns) >= 9223372036854775808.0) {
+        *real = round(ns);
+        return NS_REAL;
+    }
+    *integer = (json_int_t)llround(ns);
+    return NS_INT;
+}
+
+json_t *rt__query_ns_json(double ns)
+{
+    double r;
+    json_int_t i;
+    switch (ns_form(ns, &r, &i)) {
+    case NS_REAL: return json_real(r);
+    case NS_INT: return json_integer(i);
+    default: return json_null();
+    }
+}
+
+int rt__query_ns_text(struct rt_buf *b, double ns)
+{
+    double r;
+    json_int_t i;
+    switch (ns_form(ns, &r, &i)) {
+    case NS_REAL: return rt_json_text_real(b, r);
+    case NS_INT: return rt_json_text_int(b, (int64_t)i);
+    default: return rt_buf_append(b, "null", 4);
+    }
 }
 
 json_t *rt__query_str_json(const char *s)
@@ -28,6 +58,18 @@ json_t *rt__query_str_json(const char *s)
     j = fixed ? json_string(fixed) : NULL;
     free(fixed);
     return j;
+}
+
+int rt__query_str_text(struct rt_buf *b, const char *s)
+{
+    struct rt_str str = rt_str_from(s ? s : "");
+    if (rt_str_is_utf8(str))
+        return rt_json_text_string(b, str.ptr, str.len);
+    size_t len;
+    char *fixed = rt_str_dup_utf8(str, &len);
+    int rc = fixed ? rt_json_text_string(b, fixed, len) : RT_ENOMEM;
+    free(fixed);
+    return rc;
 }
 
 /* "samples" of window w: null when it has profiles and none carries real sample counts (the
@@ -234,16 +276,20 @@ json_t *rt__query_profile_json(const struct rt__query_ctx *c, const char *servic
     json_object_set_new(out, "profiles", json_integer(w->profiles));
     json_object_set_new(out, "samples", samples_json(w));
     json_object_set_new(out, "value_ns", rt__query_ns_json(w->value_ns));
-    json_t *flame = rt__query_flame_json(c, false, RT__QUERY_MAX_FLAME_NODES);
+    json_t *flame = NULL;
+    int frc = c->flame_text ? rt__query_flame_text(c, false, RT__QUERY_MAX_FLAME_NODES,
+                                                   c->flame_text)
+                            : !(flame = rt__query_flame_json(c, false, RT__QUERY_MAX_FLAME_NODES));
     json_t *quality = rt__query_quality_json(c, 0), *warnings = json_array();
-    if (profile_functions(c, limit, out) || !flame || !quality || !warnings) {
+    if (profile_functions(c, limit, out) || frc || !quality || !warnings) {
         json_decref(flame);
         json_decref(quality);
         json_decref(warnings);
         json_decref(out);
         return NULL;
     }
-    json_object_set_new(out, "flamegraph", flame);
+    if (flame)
+        json_object_set_new(out, "flamegraph", flame);
     set_capacity_one(c, out);
     json_object_set_new(out, "cpu_agreement", rt__query_agreement_json(c, 0));
     window_warnings(w, "queried", warnings);
@@ -426,16 +472,20 @@ json_t *rt__query_diff_json(const struct rt__query_ctx *c, const char *service, 
                         json_real((double)(c->win[1].to_ns - c->win[1].from_ns) / 1e9));
     json_object_set_new(out, "baseline", window_json(&c->win[0]));
     json_object_set_new(out, "current", window_json(&c->win[1]));
-    json_t *flame = rt__query_flame_json(c, true, RT__QUERY_MAX_FLAME_NODES);
+    json_t *flame = NULL;
+    int frc = c->flame_text ? rt__query_flame_text(c, true, RT__QUERY_MAX_FLAME_NODES,
+                                                   c->flame_text)
+                            : !(flame = rt__query_flame_json(c, true, RT__QUERY_MAX_FLAME_NODES));
     json_t *quality = diff_quality(c), *agree = json_object();
-    if (diff_functions(c, limit, out) || !flame || !quality || !agree) {
+    if (diff_functions(c, limit, out) || frc || !quality || !agree) {
         json_decref(flame);
         json_decref(quality);
         json_decref(agree);
         json_decref(out);
         return NULL;
     }
-    json_object_set_new(out, "flamegraph", flame);
+    if (flame)
+        json_object_set_new(out, "flamegraph", flame);
     json_object_set_new(out, "deploys", deploys ? json_incref(deploys) : json_array());
     set_capacity_two(c, out);
     json_object_set_new(agree, "baseline", rt__query_agreement_json(c, 0));
@@ -481,6 +531,7 @@ json_t *rt_query_profile(struct rt_store *s, const struct rt_query_profile_req *
     json_t *out = NULL;
     if (rt__query_scan(&c, 0, s, &f, err) || finish(&c, s, err))
         goto out;
+    c.flame_text = req->flamegraph_text;
     out = rt__query_profile_json(&c, req->service,
                                  req->limit ? req->limit : RT_QUERY_DEFAULT_LIMIT);
     if (!out)
@@ -548,6 +599,7 @@ json_t *rt_query_diff(struct rt_store *s, const struct rt_query_diff_req *req,
     deploys = diff_deploys(s, req, err);
     if (!deploys)
         goto out;
+    c.flame_text = req->flamegraph_text;
     out = rt__query_diff_json(&c, req->service, req->limit ? req->limit : RT_QUERY_DEFAULT_LIMIT,
                               req->issue, deploys);
     if (!out)

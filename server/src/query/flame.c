@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "query_internal.h"
+#include "rt/json_text.h"
 
 #define NONE UINT32_MAX
 
@@ -176,27 +177,39 @@ static const char *const diff_cols[] = {"parent", "depth", "name", "base_ns", "c
                                         "base_share", "cur_share", "delta_pp"};
 #define MAX_COLS 8
 
-/* The flat answer under construction: one JSON array per node column. */
+/* The flat answer under construction, in one of two forms: jansson values (one array per
+ * node column), or JSON text (one buffer per column, joined at the end) for the HTTP server,
+ * which writes the same bytes either way (rt__query_flame_text). */
 struct flat {
-    const struct tree *t;
-    json_t *obj;                /* {"truncated", "names", "nodes"} */
+    const struct tree *t;       /* while the tree is walked */
+    bool text, diff;
+    json_t *obj;                /* {"truncated", "names", "nodes"} (jansson form) */
     json_t *names;              /* distinct node names, index = name id */
     json_t *col[MAX_COLS];      /* borrowed from obj's "nodes" */
+    struct rt_buf tnames;       /* text form: "names" elements, comma-separated */
+    struct rt_buf tcol[MAX_COLS]; /* text form: each column's elements */
     size_t ncols;
     struct rt_intern name_ids;  /* node name -> name id */
     uint32_t count;             /* nodes emitted so far */
 };
 
 /* Starts the answer with empty columns. Returns 0 or RT_ENOMEM (fl is cleaned up either
- * way by the caller: json_decref(fl->obj), rt_intern_cleanup(&fl->name_ids)). */
-static int flat_init(struct flat *fl, const struct tree *t)
+ * way by the caller: flat_cleanup). */
+static int flat_init(struct flat *fl, const struct tree *t, bool text)
 {
     const char *const *keys = t->diff ? diff_cols : plain_cols;
     memset(fl, 0, sizeof(*fl));
     fl->t = t;
+    fl->text = text;
+    fl->diff = t->diff;
     fl->ncols = t->diff ? sizeof(diff_cols) / sizeof(*diff_cols)
                         : sizeof(plain_cols) / sizeof(*plain_cols);
     rt_intern_init(&fl->name_ids);
+    rt_buf_init(&fl->tnames, 0);
+    for (size_t i = 0; i < MAX_COLS; i++)
+        rt_buf_init(&fl->tcol[i], 0);
+    if (text)
+        return 0;
     fl->obj = json_object();
     fl->names = json_array();
     json_t *nodes = json_object();
@@ -211,6 +224,32 @@ static int flat_init(struct flat *fl, const struct tree *t)
     return rc ? RT_ENOMEM : 0;
 }
 
+static void flat_cleanup(struct flat *fl)
+{
+    json_decref(fl->obj);
+    rt_intern_cleanup(&fl->name_ids);
+    rt_buf_cleanup(&fl->tnames);
+    for (size_t i = 0; i < MAX_COLS; i++)
+        rt_buf_cleanup(&fl->tcol[i]);
+}
+
+/* The text form's `"flamegraph":{"truncated":..,"names":[..],"nodes":{"parent":[..],..}}`,
+ * keys in the jansson form's order. */
+static int flat_text(struct flat *fl, bool truncated, struct rt_buf *out)
+{
+    const char *const *keys = fl->diff ? diff_cols : plain_cols;
+    int rc = rt_buf_puts(out, truncated ? "\"flamegraph\":{\"truncated\":true,\"names\":["
+                                        : "\"flamegraph\":{\"truncated\":false,\"names\":[");
+    rc = rc ? rc : rt_buf_append(out, fl->tnames.data, fl->tnames.len);
+    rc = rc ? rc : rt_buf_puts(out, "],\"nodes\":{");
+    for (size_t i = 0; !rc && i < fl->ncols; i++) {
+        rc = rt_buf_printf(out, "%s\"%s\":[", i ? "," : "", keys[i]);
+        rc = rc ? rc : rt_buf_append(out, fl->tcol[i].data, fl->tcol[i].len);
+        rc = rc ? rc : rt_buf_append(out, "]", 1);
+    }
+    return rc ? rc : rt_buf_puts(out, "}}");
+}
+
 /* Id of the node's name in "names", adding it on first use. */
 static int name_id(struct flat *fl, const struct node *nd, uint32_t *id)
 {
@@ -218,10 +257,22 @@ static int name_id(struct flat *fl, const struct node *nd, uint32_t *id)
     size_t before = fl->name_ids.count;
     if (rt_intern_get(&fl->name_ids, rt_str_from(name), id))
         return RT_ENOMEM;
-    if (fl->name_ids.count != before && json_array_append_new(fl->names, rt__query_str_json(name)))
-        return RT_ENOMEM;
-    return 0;
+    if (fl->name_ids.count == before)
+        return 0;
+    if (fl->text)
+        return (before && rt_buf_append(&fl->tnames, ",", 1)) ||
+                       rt__query_str_text(&fl->tnames, name)
+                   ? RT_ENOMEM
+                   : 0;
+    return json_array_append_new(fl->names, rt__query_str_json(name)) ? RT_ENOMEM : 0;
 }
+
+/* One node column's value: an integer, nanoseconds (rt__query_ns_json) or a real. */
+enum cell_kind { CELL_INT, CELL_NS, CELL_REAL };
+struct cell {
+    enum cell_kind kind;
+    double x;
+};
 
 /* Appends one node to every column; its parent must have been emitted already. */
 static int emit(struct flat *fl, struct node *nd)
@@ -231,27 +282,40 @@ static int emit(struct flat *fl, struct node *nd)
     if (name_id(fl, nd, &name))
         return RT_ENOMEM;
     nd->out = fl->count++;
-    json_t *v[MAX_COLS];
+    struct cell v[MAX_COLS];
     size_t n = 0;
-    v[n++] = json_integer(nd->parent == NONE ? -1 : (json_int_t)t->nodes[nd->parent].out);
-    v[n++] = json_integer(nd->depth);
-    v[n++] = json_integer(name);
+    v[n++] = (struct cell){CELL_INT, nd->parent == NONE ? -1.0 : (double)t->nodes[nd->parent].out};
+    v[n++] = (struct cell){CELL_INT, nd->depth};
+    v[n++] = (struct cell){CELL_INT, name};
     if (!t->diff) {
-        v[n++] = rt__query_ns_json(nd->total[0]);
-        v[n++] = rt__query_ns_json(nd->self[0]);
-        v[n++] = json_real(nd->samples[0]);
+        v[n++] = (struct cell){CELL_NS, nd->total[0]};
+        v[n++] = (struct cell){CELL_NS, nd->self[0]};
+        v[n++] = (struct cell){CELL_REAL, nd->samples[0]};
     } else {
         double bs = pct(nd->total[0], t->win_total[0]), cs = pct(nd->total[1], t->win_total[1]);
-        v[n++] = rt__query_ns_json(nd->total[0]);
-        v[n++] = rt__query_ns_json(nd->total[1]);
-        v[n++] = json_real(bs);
-        v[n++] = json_real(cs);
-        v[n++] = json_real(cs - bs);
+        v[n++] = (struct cell){CELL_NS, nd->total[0]};
+        v[n++] = (struct cell){CELL_NS, nd->total[1]};
+        v[n++] = (struct cell){CELL_REAL, bs};
+        v[n++] = (struct cell){CELL_REAL, cs};
+        v[n++] = (struct cell){CELL_REAL, cs - bs};
     }
     int rc = 0;
-    for (size_t i = 0; i < n; i++) /* each append takes v[i], even on failure */
-        rc |= json_array_append_new(fl->col[i], v[i]);
-    return rc ? RT_ENOMEM : 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (fl->text) {
+            struct rt_buf *b = &fl->tcol[i];
+            if (nd->out && (rc = rt_buf_append(b, ",", 1)))
+                break;
+            rc = v[i].kind == CELL_INT    ? rt_json_text_int(b, (int64_t)v[i].x)
+                 : v[i].kind == CELL_NS   ? rt__query_ns_text(b, v[i].x)
+                                          : rt_json_text_real(b, v[i].x);
+        } else { /* each append takes the value, even on failure */
+            json_t *j = v[i].kind == CELL_INT  ? json_integer((json_int_t)v[i].x)
+                        : v[i].kind == CELL_NS ? rt__query_ns_json(v[i].x)
+                                               : json_real(v[i].x);
+            rc = json_array_append_new(fl->col[i], j) ? RT_ENOMEM : 0;
+        }
+    }
+    return rc;
 }
 
 /* Emits the kept nodes in preorder, each node's children in cmp_child order, with an
@@ -282,27 +346,48 @@ static int walk(struct flat *fl, struct tree *t)
     return rc;
 }
 
-json_t *rt__query_flame_json(const struct rt__query_ctx *c, bool diff, size_t max_nodes)
+/* Builds, prunes and walks the tree into fl (form: text or not). Returns 1 when pruned, 0,
+ * or an error code (< 0). */
+static int flame(const struct rt__query_ctx *c, bool diff, size_t max_nodes, bool text,
+                 struct flat *fl)
 {
     struct tree t = {.c = c, .diff = diff && c->nwin == 2};
     rt_u64map_init(&t.children);
     t.win_total[0] = c->win[0].value_ns;
     t.win_total[1] = c->nwin == 2 ? c->win[1].value_ns : 0;
-    struct flat fl;
-    json_t *out = NULL;
-    int pruned = 0;
-    if (flat_init(&fl, &t) || build(&t))
-        goto out_free;
-    pruned = prune(&t, max_nodes);
-    if (pruned < 0 || walk(&fl, &t) ||
-        json_object_set_new(fl.obj, "truncated", json_boolean(pruned)))
-        goto out_free;
-    out = fl.obj;
-    fl.obj = NULL;
-out_free:
-    json_decref(fl.obj);
-    rt_intern_cleanup(&fl.name_ids);
+    int rc = flat_init(fl, &t, text);
+    rc = rc ? rc : build(&t);
+    int pruned = rc ? 0 : prune(&t, max_nodes);
+    if (!rc && pruned < 0)
+        rc = RT_ENOMEM;
+    rc = rc ? rc : walk(fl, &t);
+    fl->t = NULL; /* t ends here */
     free(t.nodes);
     rt_u64map_cleanup(&t.children);
+    return rc ? rc : pruned;
+}
+
+json_t *rt__query_flame_json(const struct rt__query_ctx *c, bool diff, size_t max_nodes)
+{
+    struct flat fl;
+    json_t *out = NULL;
+    int pruned = flame(c, diff, max_nodes, false, &fl);
+    if (pruned >= 0 && !json_object_set_new(fl.obj, "truncated", json_boolean(pruned))) {
+        out = fl.obj;
+        fl.obj = NULL;
+    }
+    flat_cleanup(&fl);
     return out;
+}
+
+int rt__query_flame_text(const struct rt__query_ctx *c, bool diff, size_t max_nodes,
+                         struct rt_buf *out)
+{
+    struct flat fl;
+    int pruned = flame(c, diff, max_nodes, true, &fl);
+    int rc = pruned < 0 ? pruned : 0;
+    if (!rc)
+        rc = flat_text(&fl, pruned, out);
+    flat_cleanup(&fl);
+    return rc;
 }

@@ -224,6 +224,8 @@ struct rt__query_producer {
 
 struct rt__query_ctx {
     struct rt__query_src src;
+    struct rt_buf *flame_text;       /* where the answer writes its flame graph as text, or
+                                      * NULL: in the answer (rt_query_profile_req) */
     enum rt_ptype type;
     int nwin;                        /* 1 (profile) or 2 (diff: 0 = baseline, 1 = current) */
     struct rt__query_win win[2];
@@ -348,6 +350,12 @@ int rt__query_diff_rows(const struct rt__query_ctx *c, bool baseline_missing,
  * the root (docs/internals/query.md). Built without recursion. Returns a new JSON object or
  * NULL on ENOMEM. */
 json_t *rt__query_flame_json(const struct rt__query_ctx *c, bool diff, size_t max_nodes);
+/* The same flame graph appended to out as the JSON member text `"flamegraph":{...}`: the
+ * bytes rt_json_out writes for the object above, without building it (12,334 nodes of a
+ * 300-instance diff are 100,000 jansson values). Returns 0, RT_ENOMEM, RT_ETOOBIG, or
+ * RT_EINVAL for a non-finite share (which json_real refuses as well). */
+int rt__query_flame_text(const struct rt__query_ctx *c, bool diff, size_t max_nodes,
+                         struct rt_buf *out);
 
 /* ---- quality.c ---- */
 
@@ -361,9 +369,14 @@ json_t *rt__query_agreement_json(const struct rt__query_ctx *c, int k);
 /* Rounds weighted nanoseconds to an integer for output; beyond the int64 range (sums of many
  * profiles can get there) a JSON real, never a wrapped integer; null when not finite. */
 json_t *rt__query_ns_json(double ns);
+/* The same figure appended to b as JSON text (the bytes rt_json_out writes for the value
+ * above). Returns 0, RT_ENOMEM or RT_ETOOBIG. */
+int rt__query_ns_text(struct rt_buf *b, double ns);
 /* A JSON string of s; a string that is not valid UTF-8 (data stored before ingest repaired
  * names) is repaired (U+FFFD) rather than failing. NULL only on ENOMEM. */
 json_t *rt__query_str_json(const char *s);
+/* The same string appended to b as JSON text. Returns 0, RT_ENOMEM or RT_ETOOBIG. */
+int rt__query_str_text(struct rt_buf *b, const char *s);
 /* RFC 3339 UTC string of a time. */
 json_t *rt__query_time_json(int64_t ns);
 /* The profile answer of a finished one-window context. */

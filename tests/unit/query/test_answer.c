@@ -29,7 +29,7 @@ static void profiles(struct rt_store *s, const char *inst, int64_t start_ns, int
 
 static json_t *query(struct rt_store *s, enum rt_ptype t, int64_t from, int64_t to)
 {
-    struct rt_query_profile_req req = {"shop", t, from, to, NULL, NULL, 0};
+    struct rt_query_profile_req req = {"shop", t, from, to, NULL, NULL, 0, NULL};
     struct rt_error err = {0};
     json_t *out = rt_query_profile(s, &req, &err);
     if (!out)
@@ -301,7 +301,7 @@ static void test_version_filter(void)
         rt_profile_set_str(&p->version, i < 2 ? "v1" : "v2");
         CHECK_INT(tput(t.s, p), 0);
     }
-    struct rt_query_profile_req req = {"shop", RT_PTYPE_CPU, T0, T0 + 600 * S, "v2", NULL, 0};
+    struct rt_query_profile_req req = {"shop", RT_PTYPE_CPU, T0, T0 + 600 * S, "v2", NULL, 0, NULL};
     struct rt_error err = {0};
     json_t *out = rt_query_profile(t.s, &req, &err);
     CHECK_INT(json_integer_value(json_object_get(out, "profiles")), 2);
@@ -325,7 +325,7 @@ static void test_version_filter(void)
 
 static void test_invalid(void)
 {
-    struct rt_query_profile_req req = {"shop", RT_PTYPE_CPU, T0, T0, NULL, NULL, 0};
+    struct rt_query_profile_req req = {"shop", RT_PTYPE_CPU, T0, T0, NULL, NULL, 0, NULL};
     struct rt_error err = {0};
     CHECK(rt_query_profile(NULL, &req, &err) == NULL);
     CHECK_INT(err.code, RT_EINVAL);

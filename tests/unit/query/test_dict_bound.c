@@ -45,7 +45,7 @@ static struct rt_profile *profile(int i)
 static char *answer(struct rt_store *s)
 {
     struct rt_query_profile_req req = {"bound", RT_PTYPE_CPU, T0, T0 + PROFILES * 10 * S,
-                                       NULL, NULL, 10000};
+                                       NULL, NULL, 10000, NULL};
     struct rt_error err = {0};
     json_t *j = rt_query_profile(s, &req, &err);
     CHECK(j != NULL);

@@ -1,5 +1,6 @@
 /* Tests of the flat flame graphs: node totals, self values, child (preorder) order, the
- * window total at the root, pruning to a node budget, and a maximally deep stack. */
+ * window total at the root, pruning to a node budget, a maximally deep stack, and the text
+ * form the HTTP server sends, byte for byte the jansson form's dump. */
 #include "fake.h"
 #include "test.h"
 
@@ -74,6 +75,27 @@ static const char *const plain_keys[] = {"parent", "depth", "name", "total_ns", 
 static const char *const diff_keys[] = {"parent",     "depth",     "name",    "base_ns",
                                         "cur_ns",     "base_share", "cur_share", "delta_pp"};
 
+/* The text form (rt__query_flame_text, what the HTTP server sends) is the member
+ * "flamegraph" with exactly the bytes of the jansson form's compact dump. */
+static void same_as_text(const struct rt__query_ctx *c, bool diff, size_t max_nodes)
+{
+    json_t *fg = rt__query_flame_json(c, diff, max_nodes);
+    char *dump = fg ? json_dumps(fg, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    struct rt_buf want, got;
+    rt_buf_init(&want, 0);
+    rt_buf_init(&got, 0);
+    CHECK(dump && rt_buf_printf(&want, "\"flamegraph\":%s", dump) == 0);
+    CHECK_INT(rt__query_flame_text(c, diff, max_nodes, &got), 0);
+    CHECK(want.data && got.data && strcmp(want.data, got.data) == 0);
+    if (want.data && got.data && strcmp(want.data, got.data) != 0)
+        fprintf(stderr, "text  %.300s\njson  %.300s\n", got.data, want.data);
+    rt_buf_cleanup(&want);
+    rt_buf_cleanup(&got);
+    free(dump);
+    json_decref(fg);
+}
+
+
 /* Stacks main;f;g 30 (300 ms), main;f 10 (100 ms), main;h 60 (600 ms), other 5 (50 ms) in
  * a 600 s window with a profile [−300, 300) weighing 1/2: values halve. Root total = window
  * total = 525 ms; root's children: main (500 ms) then other (25 ms); main's: h (300), f (200). */
@@ -90,6 +112,7 @@ static void test_tree(void)
     struct fmeta m = {"i1", -300 * S_NS, 600 * S_NS, false, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m, rows, 4), 0);
     CHECK_INT(rt__query_finish(&c), 0);
+    same_as_text(&c, false, RT__QUERY_MAX_FLAME_NODES);
     json_t *fg = rt__query_flame_json(&c, false, RT__QUERY_MAX_FLAME_NODES);
     CHECK_INT(check_shape(fg, plain_keys, 6), 6);
     CHECK_INT(json_array_size(json_object_get(fg, "names")), 6);
@@ -135,6 +158,7 @@ static void test_prune(void)
     struct fmeta m = {"i1", 0, 600 * S_NS, false, 0, false, NULL, 0, false};
     CHECK_INT(fake_add(&c, f, 0, &m, rows, 4), 0);
     CHECK_INT(rt__query_finish(&c), 0);
+    same_as_text(&c, false, 3);
     json_t *fg = rt__query_flame_json(&c, false, 3);
     CHECK_INT(check_shape(fg, plain_keys, 6), 4);
     CHECK(json_is_true(json_object_get(fg, "truncated")));
@@ -170,6 +194,8 @@ static void test_diff_tree(void)
     CHECK_INT(fake_add(&c, f, 0, &mb, base, 2), 0);
     CHECK_INT(fake_add(&c, f, 1, &mc, cur, 2), 0);
     CHECK_INT(rt__query_finish(&c), 0);
+    same_as_text(&c, true, RT__QUERY_MAX_FLAME_NODES);
+    same_as_text(&c, true, 2);
     json_t *fg = rt__query_flame_json(&c, true, RT__QUERY_MAX_FLAME_NODES);
     CHECK_INT(check_shape(fg, diff_keys, 8), 5);
     CHECK_INT(ns(fg, 0, "base_ns"), 1000 * MS_NS);
@@ -214,6 +240,7 @@ static void test_deep_stack(void)
                                 .producer = "", .cpu_scale = 1};
     CHECK_INT(rt__query_add_profile(&c, 0, &m, &row, 1), 0);
     CHECK_INT(rt__query_finish(&c), 0);
+    same_as_text(&c, false, RT__QUERY_MAX_FLAME_NODES);
     json_t *fg = rt__query_flame_json(&c, false, RT__QUERY_MAX_FLAME_NODES);
     CHECK_INT(check_shape(fg, plain_keys, 6), DEPTH + 1);
     CHECK_INT(json_array_size(json_object_get(fg, "names")), DEPTH + 1);
@@ -236,11 +263,38 @@ static void test_deep_stack(void)
     fake_free(f);
 }
 
+/* Names that need escapes or repair (a quote, a backslash, a tab, bytes that are not UTF-8,
+ * stored before ingest repaired names) and weights that give long reals: the text form still
+ * equals the jansson form, in a plain and a differential graph. */
+static void test_text_odd_names(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 2);
+    rt__query_ctx_window(&c, 0, 0, 700 * S_NS);
+    rt__query_ctx_window(&c, 1, 700 * S_NS, 1300 * S_NS);
+    struct frow rows[] = {{"main;q\"uote", 3, 33 * MS_NS},
+                          {"main;back\\slash;t\tab", 7, 71 * MS_NS},
+                          {"main;bad\xff\xfeutf8", 1, 13 * MS_NS},
+                          {"main;caf\xc3\xa9", 11, 97 * MS_NS}};
+    struct fmeta m0 = {"i1", -100 * S_NS, 600 * S_NS, false, 0, false, NULL, 0, false};
+    struct fmeta m1 = {"i1", 650 * S_NS, 333 * S_NS, false, 0, false, NULL, 0, false};
+    CHECK_INT(fake_add(&c, f, 0, &m0, rows, 4), 0);
+    CHECK_INT(fake_add(&c, f, 1, &m1, rows + 1, 3), 0);
+    CHECK_INT(rt__query_finish(&c), 0);
+    same_as_text(&c, false, RT__QUERY_MAX_FLAME_NODES);
+    same_as_text(&c, true, RT__QUERY_MAX_FLAME_NODES);
+    same_as_text(&c, true, 3);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
 int main(void)
 {
     RUN(test_tree);
     RUN(test_prune);
     RUN(test_diff_tree);
     RUN(test_deep_stack);
+    RUN(test_text_odd_names);
     return TEST_DONE();
 }

@@ -164,7 +164,7 @@ static void compare(struct rt_store *a, struct rt_store *b, enum rt_ptype t)
     };
     for (size_t i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
         struct rt_query_profile_req r = {"shop", t, ws[i].from, ws[i].to, ws[i].version,
-                                         ws[i].instance, 0};
+                                         ws[i].instance, 0, NULL};
         struct rt_error err = {0};
         json_t *x = rt_query_profile(a, &r, &err), *y = rt_query_profile(b, &r, &err);
         char what[64];
@@ -174,7 +174,7 @@ static void compare(struct rt_store *a, struct rt_store *b, enum rt_ptype t)
         json_decref(y);
     }
     struct rt_query_diff_req d = {"shop", t, T0 + H, T0 + 2 * H, T0 + 2 * H, T0 + 4 * H,
-                                  NULL, NULL, "v1", "v2", 0, NULL};
+                                  NULL, NULL, "v1", "v2", 0, NULL, NULL};
     struct rt_error err = {0};
     json_t *x = rt_query_diff(a, &d, &err), *y = rt_query_diff(b, &d, &err);
     check_same(x, y, "diff");
@@ -282,7 +282,7 @@ static void test_corrupt_rollup(void)
         h.gen = p.gen;
         struct rt_rollup_group g = {"a", NULL, bad[i], i ? 12 : 3};
         CHECK_INT(rt_store_put_rollup(b.s, &h, &g, 1, &err), 0);
-        struct rt_query_profile_req r = {"shop", RT_PTYPE_CPU, T0, T0 + H, NULL, NULL, 0};
+        struct rt_query_profile_req r = {"shop", RT_PTYPE_CPU, T0, T0 + H, NULL, NULL, 0, NULL};
         json_t *j = rt_query_profile(b.s, &r, &err);
         CHECK(j == NULL);
         CHECK_INT(err.code, RT_EIO);
@@ -368,7 +368,7 @@ static void test_failing_block_deferred(void)
     CHECK_INT(built, 0); /* deferred */
     CHECK_INT(rt_query_build_rollups(b.s, now + RT_QUERY_ROLLUP_RETRY_NS, 10, &built, &err),
               RT_EIO);
-    struct rt_query_profile_req r = {"shop", RT_PTYPE_CPU, T0 + H, T0 + 2 * H, NULL, NULL, 0};
+    struct rt_query_profile_req r = {"shop", RT_PTYPE_CPU, T0 + H, T0 + 2 * H, NULL, NULL, 0, NULL};
     json_t *x = rt_query_profile(a.s, &r, &err), *y = rt_query_profile(b.s, &r, &err);
     check_same(x, y, "the built hour");
     json_decref(x);
