@@ -20,8 +20,8 @@ import os
 import pytest
 
 import kernel_cpu
-from conftest import (HOURS_PER_MONTH, UPLOAD_INTERVAL_S, check_capacity, php_problem, query,
-                      run_all)
+from conftest import (HOURS_PER_MONTH, JAVA_HOMES, UPLOAD_INTERVAL_S, check_capacity,
+                      java_runtime, php_problem, query, run_all)
 
 RUN_S = 45
 QUOTA_CORES = 0.5
@@ -47,6 +47,25 @@ def test_alone(server, tmp_path, runtimes, name):
     names = available([name])
     (run,) = run_all(server, tmp_path, jobs_for(runtimes, names, "alone"), RUN_S)
     check_capacity(server, run, label="alone")
+
+
+@pytest.mark.parametrize("version", sorted(JAVA_HOMES) or [None])
+def test_java_cpu_from_jfr(server, tmp_path, java_classes, version):
+    """Java's CPU from JFR (issue #20) on every JDK here (17 and 25 in CI): the hot method
+    ranks first, and the vCPU-hours, which take the CPU the JVM accounted to the threads JFR
+    samples, agree within 10 % with the kernel's accounting of the whole process (its GC,
+    JIT and the SDK's own threads are the difference)."""
+    assert version is not None, "no JDK >= 11 under /usr/lib/jvm"
+    rt = java_runtime(version, java_classes)
+    (run,) = run_all(server, tmp_path, [(rt, f"alone-{rt.name}", None, None)], RUN_S)
+    ans, _ = check_capacity(server, run, tolerance=0.10, label="alone")
+    top = ans["functions"][0]
+    assert top["name"] == "BurnHot.burnHot", [f["name"] for f in ans["functions"][:5]]
+    print(f"  {top['name']} self share {top['self_share']:.1f} %; producers "
+          f"{[p['agent'] for p in ans['producers']]}")
+    assert [p["agent"] for p in ans["producers"]] == ["roottrace-java"]
+    assert ans["cpu_agreement"]["scope"] == "threads running Java code (JFR)"
+    assert ans["cpu_agreement"]["capacity_uses"] == "os"
 
 
 def test_beside_a_hog_on_every_core(server, tmp_path, runtimes):
