@@ -36,13 +36,14 @@ class Runtime:
     """One SDK's accuracy workload: how to start it, which OS figure covers what its profiles
     sample (the main thread for Node, the process for Go and PHP), and its hot function."""
 
-    def __init__(self, name, column, scope, hot, argv, toggle=None):
+    def __init__(self, name, column, scope, hot, argv, toggle=None, exclude=None):
         self.name = name
         self.column = column        # kernel_cpu.THREAD or kernel_cpu.PROCESS
         self.scope = scope          # what that figure covers, in words
         self.hot = hot              # suffix of the hot function's frame name
         self.argv = argv            # (server, key, service, run_s, tmp) -> argv
         self.toggle = toggle or {}  # more of the profiling toggle's fields ({"type": "cpu"})
+        self.exclude = exclude      # thread name prefixes kernel_cpu.THREADS leaves out
 
 
 def node_argv(server, key, service, run_s, tmp, script="burn_hot.js"):
@@ -114,15 +115,17 @@ def java_classes(tmp_path_factory):
 
 
 def java_runtime(version, classes):
-    """The Java workload on JDK `version`: CPU from JFR (the toggle asks for cpu); the
-    process's CPU is the figure it is held to (the capacity covers the threads JFR samples,
-    the process's also the JVM's own threads)."""
+    """The Java workload on JDK `version`: CPU from JFR (the toggle asks for cpu). The
+    capacity covers the threads JFR can sample: the kernel's CPU of the process's threads
+    but HotSpot's own and the SDK's (kernel_cpu.THREADS); tests also hold it to the whole
+    process's."""
     java = os.path.join(JAVA_HOMES[version], "bin", "java")
 
     def argv(server, key, service, run_s, tmp):
         return [java, "-cp", classes, "BurnHot", server.url, key, service, str(run_s)]
-    return Runtime(f"java{version}", kernel_cpu.PROCESS, "process", "BurnHot.burnHot", argv,
-                   toggle={"type": "cpu"})
+    return Runtime(f"java{version}", kernel_cpu.THREADS, "JVM threads running Java code",
+                   "BurnHot.burnHot", argv, toggle={"type": "cpu"},
+                   exclude=kernel_cpu.JVM_NOT_SAMPLED)
 
 
 @pytest.fixture
@@ -250,7 +253,7 @@ def run_all(server, tmp_path, jobs, run_s):
             argv = (rt.argv(server, key, service, run_s, tmp_path, script) if script
                     else rt.argv(server, key, service, run_s, tmp_path))
             child = Child(wrap(argv) if wrap else argv, tmp_path / f"{service}.log")
-            sampler = kernel_cpu.ProcSampler(child.proc.pid)
+            sampler = kernel_cpu.ProcSampler(child.proc.pid, rt.exclude)
             sampler.start()
             started.append((rt, service, child, sampler))
         runs = []
