@@ -1,6 +1,7 @@
 """Capacity against the kernel's CPU accounting, where a sampler goes wrong (DESIGN §7, issue
-#12): a real workload under each CPU SDK (Node, Go, PHP with excimer's CPU timer) beside the
-real server, in three conditions, each without real-time priority:
+#12): a real workload under each CPU SDK (Node, Go, PHP with excimer's CPU timer; Java's CPU
+from JFR, issue #20, alone and beside hogs on every JDK here) beside the real server, in three
+conditions, each without real-time priority:
 
 - alone on the host;
 - beside a CPU hog on every core (the three SDKs' workloads at once, and a Node thread that
