@@ -145,6 +145,8 @@ class JfrTest {
             for (PprofDecode.Sample s : u.profile.samples) {
                 assertEquals(s.count * 10_000_000L, s.value);
                 for (String f : s.rootFirst) {
+                    // the busy thread runs a lambda: its proxy's name keeps no address
+                    assertFalse(f.contains("0x"), f);
                     // the SDK's threads run these (the fake control plane's are the test's)
                     for (String sdk : SDK_CLASSES) {
                         assertFalse(f.startsWith("dev.roottrace." + sdk + "."),
@@ -156,6 +158,9 @@ class JfrTest {
         Map<String, Long> self = selfByLeaf(later);
         String top = self.entrySet().stream().max(Map.Entry.comparingByValue()).get().getKey();
         assertEquals(HOT, top, self.toString());
+        boolean lambda = later.stream().flatMap(u -> u.profile.samples.stream())
+                .anyMatch(x -> x.rootFirst.contains("dev.roottrace.JfrTest$$Lambda.run"));
+        assertTrue(lambda, later.get(0).profile.samples.get(0).rootFirst.toString());
         long total = self.values().stream().mapToLong(Long::longValue).sum();
         assertTrue(self.get(HOT) > 0.5 * total, self.toString());
         // consecutive profiles leave no gap and do not overlap
@@ -164,6 +169,19 @@ class JfrTest {
             assertEquals(p.timeNanos + p.durationNanos, q.timeNanos);
         }
         assertTrue(a.status().samples() > 0);
+    }
+
+    @Test
+    void hiddenClassNamesAsJfrWritesThemLoseTheirAddress() {
+        // as JFR named the fake control plane's lambda on JDK 17 (RecordedClass.getName())
+        assertEquals("dev.roottrace.FakeControlPlane$$Lambda.run", Sampler.frameName(
+                "dev.roottrace.FakeControlPlane$$Lambda+0x00007f80880ee658.992190576", "run"));
+        assertEquals("a.B$$Lambda.run", Sampler.frameName("a.B$$Lambda+0x000000080108c000", "run"));
+        // and on JDK 25
+        assertEquals("a.B$$Lambda.run", Sampler.frameName("a.B$$Lambda.0x00000000110e2ce0", "run"));
+        assertEquals("a.B0x.c", Sampler.frameName("a.B0x", "c"));
+        assertEquals("a.B$$Lambda.run", Sampler.frameName("a.B$$Lambda$14/0x0000000800c02a00", "run"));
+        assertEquals("a.B.c", Sampler.frameName("a.B", "c"));
     }
 
     @Test
