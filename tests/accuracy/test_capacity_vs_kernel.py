@@ -95,7 +95,7 @@ def test_java_cpu_from_jfr_beside_hogs(server, tmp_path, java_classes, version):
     assert ans["functions"][0]["name"] == "BurnHot.burnHot"
     inputs = ans["capacity"]["inputs"]
     assert ans["cpu_agreement"]["capacity_uses"] == "os"
-    # the condition bites: JFR charged the waits for a core as CPU (1.19-1.55 measured
+    # the condition bites: JFR charged the waits for a core as CPU (1.16-1.61 measured
     # here; alone the samples were within 6 % of the threads' CPU)
     assert inputs["sampled_cpu_s"] > 1.1 * inputs["os_cpu_s"], inputs
     print(f"  sampled {inputs['sampled_cpu_s']:.2f} s against the threads' "
