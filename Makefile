@@ -101,7 +101,8 @@ integration: $(BUILD)/roottrace
 	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -rs -p no:cacheprovider tests/integration
 
 # Capacity against the kernel's CPU accounting (tests/accuracy, DESIGN §7): the Node, Go and
-# PHP SDKs' workloads alone, beside a CPU hog per core, and under a CPU quota (a cgroup).
+# PHP SDKs' workloads alone, beside a CPU hog per core, and under a CPU quota (a cgroup); the
+# Java SDK's CPU from JFR alone and beside two hogs a core, on every JDK >= 11 installed.
 .PHONY: accuracy
 accuracy: $(BUILD)/roottrace
 	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) python3 -m pytest -q -s -rs -p no:cacheprovider tests/accuracy

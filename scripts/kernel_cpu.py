@@ -25,6 +25,13 @@ import time
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SAMPLE_EVERY_S = 0.2
 THREAD, PROCESS = 1, 2  # columns of a sample (t, thread_s, process_s)
+THREADS = 3  # with ProcSampler(pid, exclude=...): the threads whose names it does not exclude
+# A JVM's threads that run no Java code (HotSpot's own: GC, JIT, VM, JFR's sampler and
+# recorder; /proc shows the first 15 bytes of their names) and the Java SDK's own threads:
+# the rest are the threads JFR's execution sampler can sample (tests/accuracy, Java).
+JVM_NOT_SAMPLED = ("GC Thread", "G1 ", "VM Thread", "VM Periodic", "C1 CompilerThre",
+                   "C2 CompilerThre", "JFR Thread Samp", "JFR Recorder", "Monitor Deflati",
+                   "Service Thread", "Sweeper thread", "roottrace-", "HttpClient-")
 
 
 def read_cpu_s(path):
@@ -36,12 +43,24 @@ def read_cpu_s(path):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
-def read_pid(pid):
-    """(wall time of the read, main thread CPU s, process CPU s)."""
+def read_pid(pid, exclude=None):
+    """(wall time of the read, main thread CPU s, process CPU s), and with exclude (name
+    prefixes) the CPU s of the threads whose names start with none of them."""
     t0 = time.time()
     thread = read_cpu_s(f"/proc/{pid}/task/{pid}/stat")
     proc = read_cpu_s(f"/proc/{pid}/stat")
-    return ((t0 + time.time()) / 2, thread, proc)
+    if exclude is None:
+        return ((t0 + time.time()) / 2, thread, proc)
+    kept = 0.0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().rstrip("\n")
+            if not name.startswith(exclude):
+                kept += read_cpu_s(f"/proc/{pid}/task/{tid}/stat")
+        except OSError:
+            continue  # the thread ended meanwhile
+    return ((t0 + time.time()) / 2, thread, proc, kept)
 
 
 def interpolate(samples, t, col):
@@ -72,16 +91,17 @@ class ProcSampler(threading.Thread):
     """Samples a process's main-thread and whole-process CPU every SAMPLE_EVERY_S until
     stopped or the process is gone."""
 
-    def __init__(self, pid):
+    def __init__(self, pid, exclude=None):
         super().__init__(daemon=True)
         self.pid = pid
+        self.exclude = exclude  # name prefixes left out of column THREADS, or None
         self.samples = []  # (t, thread_s, process_s)
         self.done = threading.Event()
 
     def run(self):
         while not self.done.is_set():
             try:
-                self.samples.append(read_pid(self.pid))
+                self.samples.append(read_pid(self.pid, self.exclude))
             except (OSError, IndexError, ValueError):
                 return  # the process is gone
             self.done.wait(SAMPLE_EVERY_S)

@@ -36,12 +36,14 @@ class Runtime:
     """One SDK's accuracy workload: how to start it, which OS figure covers what its profiles
     sample (the main thread for Node, the process for Go and PHP), and its hot function."""
 
-    def __init__(self, name, column, scope, hot, argv):
+    def __init__(self, name, column, scope, hot, argv, toggle=None, exclude=None):
         self.name = name
         self.column = column        # kernel_cpu.THREAD or kernel_cpu.PROCESS
         self.scope = scope          # what that figure covers, in words
         self.hot = hot              # suffix of the hot function's frame name
         self.argv = argv            # (server, key, service, run_s, tmp) -> argv
+        self.toggle = toggle or {}  # more of the profiling toggle's fields ({"type": "cpu"})
+        self.exclude = exclude      # thread name prefixes kernel_cpu.THREADS leaves out
 
 
 def node_argv(server, key, service, run_s, tmp, script="burn_hot.js"):
@@ -73,6 +75,57 @@ def go_burner(tmp_path_factory):
     subprocess.run(["go", "build", "-o", out, "."], cwd=os.path.join(WORKLOADS, "go"),
                    env=env, check=True)
     return out
+
+
+def java_homes():
+    """{feature version: JDK home} of the JDKs >= 11 under /usr/lib/jvm, as
+    scripts/test-java.sh finds them (symlinked aliases of one JDK once)."""
+    homes = {}
+    root = "/usr/lib/jvm"
+    for d in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        home = os.path.realpath(os.path.join(root, d))
+        java, javac = os.path.join(home, "bin", "java"), os.path.join(home, "bin", "javac")
+        if not (os.access(javac, os.X_OK) and home not in homes.values()):
+            continue
+        out = subprocess.run([java, "-XshowSettings:properties", "-version"],
+                             capture_output=True, text=True).stderr
+        ver = [ln.split("=")[1].strip() for ln in out.splitlines()
+               if ln.strip().startswith("java.specification.version")]
+        if ver and ver[0].replace("1.", "", 1).isdigit() and int(ver[0].replace("1.", "", 1)) >= 11:
+            homes.setdefault(int(ver[0].replace("1.", "", 1)), home)
+    return homes
+
+
+JAVA_HOMES = java_homes()
+
+
+@pytest.fixture(scope="session")
+def java_classes(tmp_path_factory):
+    """The Java SDK's classes and the Java workload, compiled once for release 11 (the SDK's
+    target) by the oldest JDK here; every JDK runs them."""
+    if not JAVA_HOMES:
+        pytest.fail("no JDK >= 11 under /usr/lib/jvm (scripts/install-deps.sh installs one)")
+    javac = os.path.join(JAVA_HOMES[min(JAVA_HOMES)], "bin", "javac")
+    out = str(tmp_path_factory.mktemp("java"))
+    src = os.path.join(REPO, "sdk", "java", "src", "main", "java", "dev", "roottrace")
+    files = [os.path.join(src, f) for f in sorted(os.listdir(src)) if f.endswith(".java")]
+    subprocess.run([javac, "--release", "11", "-nowarn", "-d", out, *files,
+                    os.path.join(WORKLOADS, "java", "BurnHot.java")], check=True)
+    return out
+
+
+def java_runtime(version, classes):
+    """The Java workload on JDK `version`: CPU from JFR (the toggle asks for cpu). The
+    capacity covers the threads JFR can sample: the kernel's CPU of the process's threads
+    but HotSpot's own and the SDK's (kernel_cpu.THREADS); tests also hold it to the whole
+    process's."""
+    java = os.path.join(JAVA_HOMES[version], "bin", "java")
+
+    def argv(server, key, service, run_s, tmp):
+        return [java, "-cp", classes, "BurnHot", server.url, key, service, str(run_s)]
+    return Runtime(f"java{version}", kernel_cpu.THREADS, "JVM threads running Java code",
+                   "BurnHot.burnHot", argv, toggle={"type": "cpu"},
+                   exclude=kernel_cpu.JVM_NOT_SAMPLED)
 
 
 @pytest.fixture
@@ -162,9 +215,10 @@ class Child:
         return (at(hi) - at(lo)) / 1000
 
 
-def enable(server, service):
+def enable(server, service, toggle=None):
     r = server.put(f"/api/v1/services/{service}/profiling",
-                   body={"enabled": True, "upload_interval_s": UPLOAD_INTERVAL_S})
+                   body={"enabled": True, "upload_interval_s": UPLOAD_INTERVAL_S,
+                         **(toggle or {})})
     assert r.status == 200, r.body
 
 
@@ -195,11 +249,11 @@ def run_all(server, tmp_path, jobs, run_s):
     started = []
     try:
         for rt, service, wrap, script in jobs:
-            enable(server, service)
+            enable(server, service, rt.toggle)
             argv = (rt.argv(server, key, service, run_s, tmp_path, script) if script
                     else rt.argv(server, key, service, run_s, tmp_path))
             child = Child(wrap(argv) if wrap else argv, tmp_path / f"{service}.log")
-            sampler = kernel_cpu.ProcSampler(child.proc.pid)
+            sampler = kernel_cpu.ProcSampler(child.proc.pid, rt.exclude)
             sampler.start()
             started.append((rt, service, child, sampler))
         runs = []

@@ -68,7 +68,8 @@ void rt_ingest_params_init(struct rt_ingest_params *p);
  *   RT_EFORMAT     legacy (pre-protobuf) pprof: convert with `go tool pprof -proto`
  *   RT_ETYPE       sample types that are neither cpu nor wall (named in the message), a
  *                  type= that contradicts the pprof, or no way to tell cpu from wall
- *   RT_EINVAL      thread_cpu_ns beyond the profile's duration, or process_cpu_ns beyond
+ *   RT_EINVAL      thread_cpu_ns beyond the profile's duration (1,024 times it for a
+ *                  producer that sums threads, Java's JFR), or process_cpu_ns beyond
  *                  1,024 times it (rt_producer_check_os_cpu) */
 int rt_ingest_parse(const void *body, size_t len, const struct rt_ingest_params *params,
                     const struct rt_ingest_limits *lim, struct rt_profile **out, size_t *nout,

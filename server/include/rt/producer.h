@@ -23,6 +23,8 @@ enum rt_witness {
     RT_WITNESS_ANY = 0,   /* unknown producer: thread_cpu_ns if sent, else process_cpu_ns */
     RT_WITNESS_THREAD,    /* thread_cpu_ns (Node: the main JS thread) */
     RT_WITNESS_PROCESS,   /* process_cpu_ns (Go: every thread of the process) */
+    RT_WITNESS_THREADS,   /* thread_cpu_ns summed over the threads it samples (Java with JFR:
+                             the application's threads; GC and JIT threads left out) */
 };
 
 struct rt_producer {
@@ -98,11 +100,12 @@ double rt_producer_unsampled_ns(const struct rt_producer *p, int64_t os_cpu_ns, 
 bool rt_producer_is_scaled(const struct rt_producer *p);
 
 /* Checks an upload's OS CPU figures against the profile's duration (ns; <= 0 unknown: not
- * checked): one thread cannot run longer than the wall clock, nor a process longer than
- * 1,024 CPUs can, each within RT_PRODUCER_CPU_SLACK. Returns 0, or RT_EINVAL with err saying
- * which figure and why. */
-int rt_producer_check_os_cpu(int64_t duration_ns, int64_t thread_cpu_ns, int64_t process_cpu_ns,
-                             struct rt_error *err);
+ * checked): one thread cannot run longer than the wall clock, nor a process (or the threads
+ * of a producer whose witness is RT_WITNESS_THREADS) longer than 1,024 CPUs can, each within
+ * RT_PRODUCER_CPU_SLACK (DESIGN §7). p: the upload's producer (NULL: one thread). Returns 0,
+ * or RT_EINVAL with err saying which figure and why. */
+int rt_producer_check_os_cpu(const struct rt_producer *p, int64_t duration_ns,
+                             int64_t thread_cpu_ns, int64_t process_cpu_ns, struct rt_error *err);
 
 /* The spy names of py-spy's and rbspy's own files (`py-spy record --format raw`), which
  * ingest recognises by their frames' shape (DESIGN §3): stored as wall whatever declared. */

@@ -211,10 +211,11 @@ static const struct rt_producer *producer_of(const struct rt_ingest_params *q, e
 static int settle_producer(struct rt_profile *p, const struct rt_ingest_params *q,
                            unsigned shapes, struct rt_error *err)
 {
-    int rc = rt_producer_check_os_cpu(p->duration_ns, p->thread_cpu_ns, p->process_cpu_ns, err);
+    p->producer = producer_of(q, p->type, shapes);
+    int rc = rt_producer_check_os_cpu(p->producer, p->duration_ns, p->thread_cpu_ns,
+                                      p->process_cpu_ns, err);
     if (rc)
         return rc;
-    p->producer = producer_of(q, p->type, shapes);
     enum rt_ptype stored = rt_producer_stored_type(p->producer, p->type);
     if (stored != p->type) {
         p->declared_type = p->type;

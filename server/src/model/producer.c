@@ -49,6 +49,12 @@ static const struct rt_producer table[] = {
      .clock = RT_CLOCK_WALL, .witness = RT_WITNESS_PROCESS, .scope = "process",
      .method = "sys._current_frames() on a wall-clock interval, every application thread",
      .note = WALL_NOTE},
+    {.name = "roottrace-java", .runtime = "java", .type = RT_PTYPE_CPU, .clock = RT_CLOCK_WALL,
+     .witness = RT_WITNESS_THREADS, .scope = "threads running Java code (JFR)",
+     .method = "JFR's jdk.ExecutionSample: ticks on wall-clock time and samples the threads "
+               "running Java code; native frames, GC and JIT threads are not seen",
+     .note = "capacity takes the sampled threads' CPU from the JVM (getThreadCpuTime); the "
+             "samples distribute it"},
     {.name = "roottrace-java", .runtime = "java", .type = RT_PTYPE_WALL, .clock = RT_CLOCK_WALL,
      .witness = RT_WITNESS_PROCESS, .scope = "process",
      .method = "Thread.getAllStackTraces() on a wall-clock interval, every application thread",
@@ -167,6 +173,7 @@ int64_t rt_producer_os_cpu_ns(const struct rt_producer *p, int64_t thread_cpu_ns
 {
     switch (p->witness) {
     case RT_WITNESS_THREAD:
+    case RT_WITNESS_THREADS:
         return thread_cpu_ns >= 0 ? thread_cpu_ns : -1;
     case RT_WITNESS_PROCESS:
         return process_cpu_ns >= 0 ? process_cpu_ns : -1;
@@ -207,14 +214,21 @@ double rt_producer_unsampled_ns(const struct rt_producer *p, int64_t os_cpu_ns, 
     return (double)os_cpu_ns - (double)(value_ns > 0 ? value_ns : 0);
 }
 
-int rt_producer_check_os_cpu(int64_t duration_ns, int64_t thread_cpu_ns, int64_t process_cpu_ns,
-                             struct rt_error *err)
+int rt_producer_check_os_cpu(const struct rt_producer *p, int64_t duration_ns,
+                             int64_t thread_cpu_ns, int64_t process_cpu_ns, struct rt_error *err)
 {
     if (duration_ns <= 0)
         return 0;
     /* duration <= 24 h (the upload's bound) keeps every product below in range */
     double bound = (double)duration_ns + (double)duration_ns / SLACK_DIVISOR + (double)SLACK_NS;
-    if (thread_cpu_ns >= 0 && (double)thread_cpu_ns > bound)
+    if (p && p->witness == RT_WITNESS_THREADS && thread_cpu_ns >= 0 &&
+        (double)thread_cpu_ns > bound * RT_PRODUCER_MAX_CPUS)
+        return rt_error_set(err, RT_EINVAL,
+                            "thread_cpu_ns %lld exceeds the profile's duration (%lld ns) x %d "
+                            "CPUs", (long long)thread_cpu_ns, (long long)duration_ns,
+                            RT_PRODUCER_MAX_CPUS);
+    if ((!p || p->witness != RT_WITNESS_THREADS) && thread_cpu_ns >= 0 &&
+        (double)thread_cpu_ns > bound)
         return rt_error_set(err, RT_EINVAL,
                             "thread_cpu_ns %lld exceeds the profile's duration (%lld ns): one "
                             "thread cannot run longer than the wall clock",

@@ -19,6 +19,15 @@ static void test_lookup(void)
     CHECK_STR(go->name, "roottrace-go");
     CHECK_INT(go->clock, RT_CLOCK_CPU);
     CHECK(!rt_producer_is_scaled(go));
+    /* Java's JFR ticks on wall time: scaled by the sampled threads' CPU (thread_cpu_ns) */
+    const struct rt_producer *java = rt_producer_of_upload("java", RT_PTYPE_CPU);
+    CHECK_STR(java->name, "roottrace-java");
+    CHECK(rt_producer_is_scaled(java));
+    CHECK_INT(rt_producer_os_cpu_ns(java, 3 * S, 5 * S), 3 * S);
+    CHECK(rt_producer_os_is_thread(java, 3 * S));
+    CHECK(rt_producer_by_name("roottrace-java", RT_PTYPE_CPU) == java);
+    CHECK_STR(rt_producer_by_name("roottrace-java", RT_PTYPE_WALL)->method,
+              "Thread.getAllStackTraces() on a wall-clock interval, every application thread");
     CHECK_STR(rt_producer_of_upload("php", RT_PTYPE_CPU)->name, "roottrace-php");
     CHECK(!rt_producer_is_scaled(rt_producer_of_upload("php", RT_PTYPE_CPU)));
     /* wall profiles never give capacity, whoever sampled them */
@@ -95,18 +104,23 @@ static void test_unsampled(void)
 static void test_bounds(void)
 {
     struct rt_error err = {0};
-    CHECK_INT(rt_producer_check_os_cpu(10 * S, 10 * S, -1, &err), 0);
-    CHECK_INT(rt_producer_check_os_cpu(10 * S, 10 * S + 250 * MS, -1, &err), 0);
-    CHECK_INT(rt_producer_check_os_cpu(10 * S, 10 * S + 251 * MS, -1, &err), RT_EINVAL);
+    CHECK_INT(rt_producer_check_os_cpu(NULL, 10 * S, 10 * S, -1, &err), 0);
+    CHECK_INT(rt_producer_check_os_cpu(NULL, 10 * S, 10 * S + 250 * MS, -1, &err), 0);
+    CHECK_INT(rt_producer_check_os_cpu(NULL, 10 * S, 10 * S + 251 * MS, -1, &err), RT_EINVAL);
     CHECK(strstr(err.msg, "thread_cpu_ns 10251000000 exceeds the profile's duration") != NULL);
-    CHECK_INT(rt_producer_check_os_cpu(S, -1, 1024 * (S + 70 * MS), &err), 0);
-    CHECK_INT(rt_producer_check_os_cpu(S, -1, 1024 * (S + 70 * MS) + 1, &err), RT_EINVAL);
+    CHECK_INT(rt_producer_check_os_cpu(NULL, S, -1, 1024 * (S + 70 * MS), &err), 0);
+    CHECK_INT(rt_producer_check_os_cpu(NULL, S, -1, 1024 * (S + 70 * MS) + 1, &err), RT_EINVAL);
     CHECK(strstr(err.msg, "process_cpu_ns") != NULL && strstr(err.msg, "1024 CPUs") != NULL);
-    CHECK_INT(rt_producer_check_os_cpu(-1, 100 * S, 100000 * S, &err), 0);
-    CHECK_INT(rt_producer_check_os_cpu(0, 100 * S, -1, &err), 0);
-    CHECK_INT(rt_producer_check_os_cpu(10 * S, -1, -1, &err), 0);
+    CHECK_INT(rt_producer_check_os_cpu(NULL, -1, 100 * S, 100000 * S, &err), 0);
+    CHECK_INT(rt_producer_check_os_cpu(NULL, 0, 100 * S, -1, &err), 0);
+    CHECK_INT(rt_producer_check_os_cpu(NULL, 10 * S, -1, -1, &err), 0);
+    /* Java's JFR profiles sum the sampled threads' CPU: bounded as a process is */
+    const struct rt_producer *java = rt_producer_of_upload("java", RT_PTYPE_CPU);
+    CHECK_INT(rt_producer_check_os_cpu(java, S, 1024 * (S + 70 * MS), -1, &err), 0);
+    CHECK_INT(rt_producer_check_os_cpu(java, S, 1024 * (S + 70 * MS) + 1, -1, &err), RT_EINVAL);
+    CHECK(strstr(err.msg, "thread_cpu_ns") != NULL && strstr(err.msg, "1024 CPUs") != NULL);
     /* a day-long profile (the upload's limit) with the largest figure stays in range */
-    CHECK_INT(rt_producer_check_os_cpu(86400 * S, INT64_MAX, -1, &err), RT_EINVAL);
+    CHECK_INT(rt_producer_check_os_cpu(NULL, 86400 * S, INT64_MAX, -1, &err), RT_EINVAL);
 }
 
 int main(void)

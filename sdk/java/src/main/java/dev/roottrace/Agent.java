@@ -24,6 +24,8 @@ final class Agent {
     static final String RUNTIME = "java";
     /** The type a stack-walking Java SDK produces: wall clock (DESIGN §2). */
     static final String PROFILE_TYPE = "wall";
+    /** The type JFR's execution sampler gives, where the JVM has JFR (docs/sdk/java.md). */
+    static final String CPU_TYPE = "cpu";
     /** Fail closed when no valid config (200 or 304) has arrived for this many intervals. */
     static final int STALE_POLLS = 3;
     /** How often an idle (not profiling) sampler or uploader looks at its state, ms. */
@@ -115,6 +117,21 @@ final class Agent {
     volatile Uploader uploader;
     private Thread poller;
     private Object osBean; // com.sun.management.OperatingSystemMXBean, or a miss marker
+    volatile String jfrProblem; // why JFR gives no CPU profiles now (status), else null
+    private boolean jfrProbed; // sampler thread: JfrSampler.problem() was asked
+    private boolean jfrPermanent; // sampler thread: jfrProblem cannot go away (no jdk.jfr)
+    private long jfrRetryAtNs; // sampler thread: when JFR is tried again after a failure
+    private long jfrStartNs; // sampler thread: nanoTime the JFR profile in progress began
+    private long jfrCpu0; // sampler thread: process CPU ns at its start
+    volatile boolean jfrActive; // a JFR recording is in progress
+    volatile long jfrEvents; // JFR samples read since start
+    volatile String jfrNote; // why the last JFR chunk's samples were dropped, else null
+    /** Makes the JFR sampler from the SDK's threads (tests: one that fails); null: the real
+     *  one. Set before start(). */
+    volatile java.util.function.Function<Set<Thread>, JfrSampler> jfrFactory;
+    /** Says why JFR cannot be used (tests: a JVM without it); null: JfrSampler.problem().
+     *  Set before start(). */
+    volatile Supplier<String> jfrProbe;
 
     Agent(Options o, Limits limits, Supplier<Map<Thread, StackTraceElement[]>> walk) {
         this.limits = limits;
@@ -337,11 +354,20 @@ final class Agent {
             return StatusText.format(StatusText.ERROR,
                     "no valid config for " + STALE_POLLS + " poll intervals" + paren);
         }
-        if (!c.config.type.equals(PROFILE_TYPE)) {
+        String type = c.config.type;
+        if (type.equals(CPU_TYPE)) {
+            String p = jfrProblem;
+            if (p != null) {
+                return StatusText.format(StatusText.PROFILING,
+                        PROFILE_TYPE + " (JFR unavailable: " + p + ")");
+            }
+        } else if (!type.equals(PROFILE_TYPE)) {
             return StatusText.format(StatusText.PROFILING,
-                    c.config.type + " not supported, sending " + PROFILE_TYPE);
+                    type + " not supported, sending " + PROFILE_TYPE);
         }
-        return StatusText.PROFILING;
+        Uploader up = uploader;
+        String note = jfrNote != null ? jfrNote : up != null ? up.sizeNote : null;
+        return StatusText.format(StatusText.PROFILING, note);
     }
 
     /** The effective sampling interval, microseconds: configured, clamped, lengthened by the
@@ -368,7 +394,7 @@ final class Agent {
                 : up != null && up.lastError != null ? up.lastError : internalError;
         return new Status(s, intervalUs(), service, instance, up == null ? 0 : up.sent,
                 up == null ? 0 : up.dropped, up == null ? 0 : up.pending(),
-                sampler.samplesTaken, sampler.medianWalkNs / 1000.0, le);
+                sampler.samplesTaken + jfrEvents, sampler.medianWalkNs / 1000.0, le);
     }
 
     // ---- config poller -----------------------------------------------------------------
@@ -554,6 +580,7 @@ final class Agent {
         long last = 0; // nanoTime: previous sample
         long wall0 = 0; // Unix ns at profile start
         long cpu0 = 0; // process CPU ns at profile start
+        JfrSampler jfr = null; // the JFR recording in progress (cpu), or null
         try {
             while (!stopping) {
                 wake.clear();
@@ -565,9 +592,19 @@ final class Agent {
                         finish(agg, start, last, wall0, cpu0);
                     }
                     agg = null;
+                    jfr = endJfr(jfr, c.keepsPartial());
                     wake.await(IDLE_CHECK_MS * 1_000_000);
                     continue;
                 }
+                if (wantsJfr(c.config, now)) {
+                    if (agg != null) {
+                        finish(agg, start, last, wall0, cpu0); // wall until now
+                        agg = null;
+                    }
+                    jfr = jfrStep(jfr, c);
+                    continue;
+                }
+                jfr = endJfr(jfr, true); // cpu until now
                 if (agg == null) {
                     agg = new Sampler.Aggregate(limits.maxStacksPerProfile);
                     start = last = now;
@@ -602,11 +639,145 @@ final class Agent {
             if (agg != null && control.keepsPartial()) {
                 finish(agg, start, last, wall0, cpu0);
             }
+            jfr = endJfr(jfr, control.keepsPartial());
         } catch (InterruptedException e) {
             // stop(): nothing more to sample
         } finally {
+            if (jfr != null) {
+                jfr.close();
+            }
+            jfrActive = false;
             profiling = false;
             samplerDone.countDown();
+        }
+    }
+
+    // ---- CPU from JFR ------------------------------------------------------------------
+
+    /** Whether this config gets CPU profiles from JFR now: it asks for cpu, and JFR is there
+     *  and has not failed within the retry time (sampler thread). */
+    private boolean wantsJfr(Config cfg, long now) {
+        if (!CPU_TYPE.equals(cfg.type)) {
+            jfrNote = null;
+            return false;
+        }
+        if (!jfrProbed) {
+            jfrProbed = true;
+            String p = probeJfr();
+            if (p != null) {
+                jfrProblem = p;
+                jfrPermanent = true;
+            }
+        }
+        return jfrProblem == null || (!jfrPermanent && now - jfrRetryAtNs >= 0);
+    }
+
+    /** Why JFR cannot be used here, or null. Never throws: a JVM without jdk.jfr fails to
+     *  link JfrSampler, and that is the answer. */
+    private String probeJfr() {
+        try {
+            Supplier<String> probe = jfrProbe;
+            return probe != null ? probe.get() : JfrSampler.problem();
+        } catch (Throwable e) {
+            return "no jdk.jfr module (" + e.getClass().getSimpleName() + ")";
+        }
+    }
+
+    /** Starts a recording when none runs, waits for the end of the upload interval (or a
+     *  change, or the config going stale), and rotates it then. Returns the recording in
+     *  progress, or null after a failure (the status then says why, and wall takes over). */
+    private JfrSampler jfrStep(JfrSampler jfr, Control c) throws InterruptedException {
+        if (jfr == null) {
+            long periodNs = c.config.jfrIntervalUs * 1000;
+            try {
+                java.util.function.Function<Set<Thread>, JfrSampler> f = jfrFactory;
+                jfr = f != null ? f.apply(sdkThreads) : new JfrSampler(sdkThreads, this::processCpuNs);
+                jfr.start(periodNs);
+            } catch (Throwable e) {
+                jfrFailed(e, jfr);
+                return null;
+            }
+            jfrStartNs = System.nanoTime();
+            jfrCpu0 = processCpuNs();
+            jfrProblem = null;
+            jfrPermanent = false;
+            intervalNs = periodNs;
+            jfrActive = true;
+            profiling = true;
+        }
+        long end = jfrStartNs + (long) (c.config.uploadIntervalS * 1e9);
+        long staleWake = c.staleAtNs() + 1;
+        wake.await((staleWake - end < 0 ? staleWake : end) - System.nanoTime());
+        long now = System.nanoTime();
+        Control c2 = control;
+        if (stopping || now - end < 0 || !c2.allows(now) || !wantsJfr(c2.config, now)) {
+            return jfr; // woken early, or stopping: the loop looks at the state again
+        }
+        return rotateJfr(jfr, c2.config, true);
+    }
+
+    /** Ends the JFR profile in progress, queues it when keep, and starts the next when again.
+     *  Returns the recording in progress, or null. */
+    private JfrSampler rotateJfr(JfrSampler jfr, Config cfg, boolean again) {
+        long rotatedAt = System.nanoTime();
+        int depth = cfg != null ? cfg.maxStackDepth : limits.stackDepthMax;
+        long next = again && cfg != null ? cfg.jfrIntervalUs * 1000 : 0;
+        JfrSampler.Chunk ch;
+        try {
+            ch = jfr.rotate(next, depth, limits.maxStacksPerProfile, limits.jfrFileMaxBytes);
+        } catch (Throwable e) {
+            jfrFailed(e, jfr);
+            return null;
+        }
+        jfrNote = ch.dropped;
+        jfrEvents += ch.events;
+        Uploader up = uploader;
+        if (ch.durationNanos > 0 && up != null) {
+            long cpu1 = ch.processCpuEndNs;
+            Long cpu = jfrCpu0 >= 0 && cpu1 >= jfrCpu0 ? cpu1 - jfrCpu0 : null;
+            up.put(new Uploader.Profile(UUID.randomUUID().toString(), instance, ch.timeNanos,
+                    ch.durationNanos, ch.periodNs, ch.samples, cpu, CPU_TYPE,
+                    ch.threadCpuNs >= 0 ? ch.threadCpuNs : null));
+        }
+        jfrCpu0 = ch.processCpuEndNs;
+        jfrStartNs = rotatedAt;
+        if (next > 0) {
+            intervalNs = next;
+            return jfr;
+        }
+        jfrActive = false;
+        return null;
+    }
+
+    /** Ends a JFR profile in progress (queued when keep); null always. */
+    private JfrSampler endJfr(JfrSampler jfr, boolean keep) {
+        if (jfr == null) {
+            return null;
+        }
+        if (keep) {
+            rotateJfr(jfr, control.config, false);
+        }
+        jfr.close();
+        jfrActive = false;
+        return null;
+    }
+
+    /** JFR failed (refused, disk full, ...): wall takes over, the status says why, and JFR is
+     *  tried again after the retry time. Never throws. */
+    private void jfrFailed(Throwable e, JfrSampler jfr) {
+        String msg = e.getMessage();
+        jfrProblem = e.getClass().getSimpleName() + (msg != null && !msg.isEmpty() ? ": " + msg : "");
+        jfrRetryAtNs = System.nanoTime() + (long) (limits.jfrRetryS * 1e9);
+        jfrActive = false;
+        if (jfr != null) {
+            try {
+                jfr.close();
+            } catch (Throwable t) {
+                // already broken: nothing more to do
+            }
+        }
+        if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+            throw (VirtualMachineError) e; // out of memory: guarded() stops the thread
         }
     }
 

@@ -18,6 +18,7 @@ final class Config {
     final boolean enabled; // profiling on for this service
     final String type; // the profile type the operator asked for ("cpu", "wall", ...)
     final long samplingIntervalUs; // clamped sampling interval, microseconds
+    final long jfrIntervalUs; // JFR's period from the same field, clamped to its own bounds
     final double uploadIntervalS; // clamped upload interval (profile length), seconds
     final int maxStackDepth; // clamped stack depth, frames
     final double pollIntervalS; // clamped poll interval, seconds
@@ -25,9 +26,16 @@ final class Config {
 
     Config(boolean enabled, String type, long samplingIntervalUs, double uploadIntervalS,
             int maxStackDepth, double pollIntervalS, String etag) {
+        this(enabled, type, samplingIntervalUs, Limits.JFR_INTERVAL_MAX_US, uploadIntervalS,
+                maxStackDepth, pollIntervalS, etag);
+    }
+
+    Config(boolean enabled, String type, long samplingIntervalUs, long jfrIntervalUs,
+            double uploadIntervalS, int maxStackDepth, double pollIntervalS, String etag) {
         this.enabled = enabled;
         this.type = type;
         this.samplingIntervalUs = samplingIntervalUs;
+        this.jfrIntervalUs = jfrIntervalUs;
         this.uploadIntervalS = uploadIntervalS;
         this.maxStackDepth = maxStackDepth;
         this.pollIntervalS = pollIntervalS;
@@ -70,13 +78,16 @@ final class Config {
         }
         double interval = number(o, "sampling_interval_us", lim.defaultSamplingIntervalUs,
                 lim.samplingIntervalMinUs, lim.samplingIntervalMaxUs);
+        double jfr = number(o, "sampling_interval_us", lim.defaultSamplingIntervalUs,
+                lim.jfrIntervalMinUs, lim.jfrIntervalMaxUs);
         double upload = number(o, "upload_interval_s", lim.defaultUploadIntervalS,
                 lim.uploadIntervalMinS, lim.uploadIntervalMaxS);
         double depth = number(o, "max_stack_depth", lim.stackDepthMax, lim.stackDepthMin,
                 lim.stackDepthMax);
         double poll = number(o, "poll_interval_s", lim.defaultPollIntervalS,
                 lim.pollIntervalMinS, lim.pollIntervalMaxS);
-        return new Config(enabled, type, Math.round(interval), upload, (int) depth, poll,
+        return new Config(enabled, type, Math.round(interval), Math.round(jfr), upload, (int) depth,
+                poll,
                 etag == null || etag.isEmpty() ? null : etag);
     }
 

@@ -14,12 +14,29 @@ final class Limits implements Cloneable {
      * (DESIGN §5).
      */
     static final long SAMPLING_INTERVAL_MIN_US = 20_000;
+    /**
+     * JFR's sampling period, microseconds: the configured interval held within 10-20 ms. JFR's
+     * sampler stops no thread (it suspends one thread at a time, a few per tick), so the wall
+     * floor's reason does not hold; 10 ms is JFR's own profile.jfc, 20 ms its default.jfc.
+     * Shorter floods the chunk; longer only loses resolution at the same cost per sample.
+     */
+    static final long JFR_INTERVAL_MIN_US = 10_000;
+    static final long JFR_INTERVAL_MAX_US = 20_000;
+    /** A JFR chunk (one upload interval) larger than this on disk is not read: its samples
+     *  are dropped and the status says so (bounds the SDK's CPU and memory reading it). One
+     *  minute of 10 ms samples of 5 threads is ~1 MiB. */
+    static final long JFR_FILE_MAX_BYTES = 32L * 1024 * 1024;
+    /** After JFR failed at run time (a full disk, a refused recording), the SDK profiles wall
+     *  and tries JFR again after this long, seconds. */
+    static final double JFR_RETRY_S = 600;
     /** Sampling interval ceiling, microseconds: 1e12 from a server means "slow", not "off". */
     static final long SAMPLING_INTERVAL_MAX_US = 1_000_000;
     /** Upload interval 10-300 s: bounded ingest load; little lost on a crash. */
     static final double UPLOAD_INTERVAL_MIN_S = 10;
     static final double UPLOAD_INTERVAL_MAX_S = 300;
-    /** Stack depth at most 256 frames (leaf side kept): bounds walk time and profile size. */
+    /** Stack depth at most 256 frames (leaf side kept): bounds walk time and profile size.
+     *  JFR's stacks are cut to it too (JFR itself records 64 unless the JVM was started with
+     *  -XX:FlightRecorderOptions:stackdepth=N). */
     static final int STACK_DEPTH_MIN = 1;
     static final int STACK_DEPTH_MAX = 256;
     /** Poll interval 1-600 s: at most one config request a second, at least every 10 min. */
@@ -60,6 +77,10 @@ final class Limits implements Cloneable {
 
     long samplingIntervalMinUs = SAMPLING_INTERVAL_MIN_US; // floor of the interval
     long samplingIntervalMaxUs = SAMPLING_INTERVAL_MAX_US; // ceiling of the interval
+    long jfrIntervalMinUs = JFR_INTERVAL_MIN_US; // floor of JFR's period
+    long jfrIntervalMaxUs = JFR_INTERVAL_MAX_US; // ceiling of JFR's period
+    long jfrFileMaxBytes = JFR_FILE_MAX_BYTES; // largest JFR chunk read
+    double jfrRetryS = JFR_RETRY_S; // wait before JFR is tried again after a failure
     double uploadIntervalMinS = UPLOAD_INTERVAL_MIN_S; // shortest profile
     double uploadIntervalMaxS = UPLOAD_INTERVAL_MAX_S; // longest profile
     int stackDepthMin = STACK_DEPTH_MIN; // fewest frames kept

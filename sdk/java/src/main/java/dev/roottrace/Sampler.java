@@ -27,8 +27,10 @@ final class Sampler {
             "^(C[12] CompilerThread\\d+|JVMCI.*CompilerThread\\d+|Sweeper thread|"
                     + "GC Thread#\\d+|G1 .*|VM Thread|VM Periodic Task Thread|"
                     + "Shenandoah.*|ZGC.*|Z[A-Z][a-z]+.*Thread.*)$");
-    /** A hidden class's address suffix (`Foo$$Lambda/0x0000000801001200`): varies per run. */
-    private static final Pattern HIDDEN_SUFFIX = Pattern.compile("/0x[0-9a-fA-F]+$");
+    /** A hidden class's address suffix (`Foo$$Lambda/0x0000000801001200`; in JFR
+     *  `Foo$$Lambda+0x00007f80880ee658.992190576` on JDK 17, `Foo$$Lambda.0x00000000110e2ce0`
+     *  on 25; no identifier starts with a digit): varies per run. */
+    private static final Pattern HIDDEN_SUFFIX = Pattern.compile("[/+.]0x[0-9a-fA-F]+(\\.[0-9]+)?$");
     /** JDK 17's lambda proxy counter (`Foo$$Lambda$14`): varies with class-loading order. */
     private static final Pattern LAMBDA_COUNTER = Pattern.compile("\\$\\$Lambda\\$\\d+");
     /** Frame names cached per class and method, cleared when it grows past this. */
@@ -77,14 +79,19 @@ final class Sampler {
     /** The frame name of a stack element: `fully.qualified.Class.method`, no line number;
      *  a hidden class's address and a lambda proxy's counter are dropped. */
     static String frameName(StackTraceElement e) {
-        String cls = e.getClassName();
-        if (cls.indexOf('/') >= 0) {
+        return frameName(e.getClassName(), e.getMethodName());
+    }
+
+    /** The frame name of a method of class {@code cls} (binary name, as
+     *  Class.getName() or JFR's RecordedClass.getName() give it), by the same rule. */
+    static String frameName(String cls, String method) {
+        if (cls.indexOf("0x") >= 0) {
             cls = HIDDEN_SUFFIX.matcher(cls).replaceFirst("");
         }
         if (cls.indexOf("$$Lambda$") >= 0) {
             cls = LAMBDA_COUNTER.matcher(cls).replaceAll("\\$\\$Lambda");
         }
-        return cls + "." + e.getMethodName();
+        return cls + "." + method;
     }
 
     private String cachedName(StackTraceElement e) {

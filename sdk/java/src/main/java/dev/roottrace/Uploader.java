@@ -28,10 +28,21 @@ final class Uploader {
         final long periodNs; // effective sampling interval, ns
         final List<Encoder.Sample> samples; // root-first stacks, heaviest first
         final Long processCpuNs; // process CPU over the profile, ns; null if unknown
+        final String type; // "wall" (stack walks) or "cpu" (JFR)
+        final Long threadCpuNs; // CPU of the sampled threads (cpu only), ns; null if unknown
         byte[] body; // gzip pprof, made once (upload thread only)
 
         Profile(String profileId, String instance, long timeNanos, long durationNanos,
                 long periodNs, List<Encoder.Sample> samples, Long processCpuNs) {
+            this(profileId, instance, timeNanos, durationNanos, periodNs, samples, processCpuNs,
+                    "wall", null);
+        }
+
+        Profile(String profileId, String instance, long timeNanos, long durationNanos,
+                long periodNs, List<Encoder.Sample> samples, Long processCpuNs, String type,
+                Long threadCpuNs) {
+            this.type = type;
+            this.threadCpuNs = threadCpuNs;
             this.profileId = profileId;
             this.instance = instance;
             this.timeNanos = timeNanos;
@@ -51,6 +62,7 @@ final class Uploader {
     volatile long sent; // profiles stored by the server
     volatile long dropped; // profiles given up (queue full, 4xx, 409)
     volatile String lastError; // last failure, for status
+    volatile String sizeNote; // why the last profile built was cut to the size bound, else null
 
     Uploader(Supplier<Http> http, Supplier<Map<String, Object>> params, int maxProfiles, int maxBytes,
             double deadlineS) {
@@ -110,11 +122,16 @@ final class Uploader {
             return null;
         }
         if (p.body == null) {
-            p.body = buildBody(p, maxBytes);
+            int[] kept = new int[2];
+            p.body = buildBody(p, maxBytes, kept);
+            sizeNote = kept[0] == kept[1] ? null
+                    : "last profile cut to " + maxBytes + " bytes: " + (kept[1] - kept[0])
+                            + " of " + kept[1] + " stacks folded into " + Sampler.TRIMMED;
         }
         Map<String, Object> q = new LinkedHashMap<>(params.get());
         q.put("instance", p.instance);
         q.put("profile_id", p.profileId);
+        q.put("thread_cpu_ns", p.threadCpuNs);
         q.put("process_cpu_ns", p.processCpuNs);
         Http.Response r;
         Http h = http.get();
@@ -174,6 +191,12 @@ final class Uploader {
      * heaviest first.
      */
     static byte[] buildBody(Profile p, int maxBytes) {
+        return buildBody(p, maxBytes, new int[2]);
+    }
+
+    /** The same; kept[0] receives the stacks kept whole, kept[1] the stacks there were (both
+     *  without the "(trimmed)" stack). */
+    static byte[] buildBody(Profile p, int maxBytes, int[] keptOut) {
         byte[] body = make(p, p.samples);
         List<Encoder.Sample> base = new ArrayList<>();
         List<Encoder.Sample> extra = new ArrayList<>();
@@ -198,11 +221,13 @@ final class Uploader {
             kept.add(new Encoder.Sample(new String[] {Sampler.TRIMMED}, count, value));
             body = make(p, kept);
         }
+        keptOut[0] = keep;
+        keptOut[1] = base.size();
         return body;
     }
 
     private static byte[] make(Profile p, List<Encoder.Sample> samples) {
-        return Encoder.compress(Encoder.encode("wall", p.timeNanos, p.durationNanos, p.periodNs,
+        return Encoder.compress(Encoder.encode(p.type, p.timeNanos, p.durationNanos, p.periodNs,
                 samples));
     }
 

@@ -226,6 +226,173 @@ class EndToEndTest {
         }
     }
 
+    /** CPU from JFR (issue #20): the toggle asks for cpu, the child JVM's busy thread ranks
+     *  first, the sleeping one is absent (JFR samples threads running Java code), and the
+     *  answer carries vCPU-hours from the sampled threads' CPU and the producer's note. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void cpuFromJfrRanksTheBusyThreadFirstWithCapacity(@TempDir Path tmp) throws Exception {
+        Path bin = serverBinary();
+        int port = freePort();
+        String url = "http://127.0.0.1:" + port;
+        ProcessBuilder pb = new ProcessBuilder(bin.toString(), "serve", "--data", tmp.resolve("data").toString(),
+                "--listen", "127.0.0.1:" + port, "--poll-interval", "1s");
+        pb.environment().put("ROOTTRACE_BOOTSTRAP_TOKEN", ADMIN);
+        pb.redirectErrorStream(true).redirectOutput(tmp.resolve("server.log").toFile());
+        Process server = pb.start();
+        Process child = null;
+        try {
+            assertTrue(waitFor(() -> {
+                try {
+                    return call("GET", url + "/healthz", null).statusCode() == 200;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 20), "server not healthy: " + Files.readString(tmp.resolve("server.log")));
+            HttpResponse<String> k = call("POST", url + "/api/v1/keys", "{\"scope\":\"ingest\",\"name\":\"e2e\"}");
+            assertEquals(201, k.statusCode(), k.body());
+            String key = (String) obj(k.body()).get("key");
+            HttpResponse<String> t = call("PUT", url + "/api/v1/services/" + SERVICE + "/profiling",
+                    "{\"enabled\":true,\"type\":\"cpu\",\"upload_interval_s\":10}");
+            assertEquals(200, t.statusCode(), t.body());
+            String javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+            ProcessBuilder cb = new ProcessBuilder(javaBin,
+                    "-javaagent:" + agentJar(tmp) + "=service=" + SERVICE + ",server=" + url,
+                    "-cp", Paths.get(System.getProperty("user.dir"), "target", "test-classes").toString(),
+                    "dev.roottrace.E2eChild");
+            cb.environment().put("ROOTTRACE_KEY", key);
+            cb.redirectError(tmp.resolve("child.err").toFile());
+            child = cb.start();
+            java.io.BufferedReader childOut = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+            String first = childOut.readLine();
+            assertTrue(first != null && first.startsWith("started "), String.valueOf(first));
+            String inst = first.substring("started ".length()).trim();
+
+            // two 10 s profiles: the first holds JFR's start-up in the child
+            String profileUrl = url + "/api/v1/profile?service=" + SERVICE + "&type=cpu";
+            Map<String, Object>[] prof = new Map[1];
+            assertTrue(waitFor(() -> {
+                try {
+                    prof[0] = obj(call("GET", profileUrl, null).body());
+                    return ((Number) prof[0].get("profiles")).longValue() >= 2;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 40), "no profiles: " + prof[0] + " child: " + Files.readString(tmp.resolve("child.err")));
+            assertEquals("cpu", prof[0].get("type"));
+            List<Object> fns = (List<Object>) prof[0].get("functions");
+            Map<String, Object> top = (Map<String, Object>) fns.get(0);
+            assertEquals(BUSY, top.get("name"), fns.toString());
+            double share = ((Number) top.get("self_share")).doubleValue();
+            assertTrue(share > 50, fns.toString());
+            for (Object f : fns) {
+                String n = (String) ((Map<String, Object>) f).get("name");
+                // a sleeping thread runs Java code only for the moments it wakes (JDK 25's
+                // Thread.sleep runs more of it than 17's): a sample now and then, no more
+                double self = ((Number) ((Map<String, Object>) f).get("self_share")).doubleValue();
+                assertFalse(n.equals(SLEEPY) && self > 2, n + " " + self + " %");
+                assertFalse(n.startsWith("dev.roottrace.") && !n.startsWith("dev.roottrace.E2eChild"), n);
+            }
+            Map<String, Object> cap = (Map<String, Object>) prof[0].get("capacity");
+            assertTrue(cap != null && !Json.NULL.equals(cap), String.valueOf(prof[0].get("capacity_unavailable")));
+            Map<String, Object> inputs = (Map<String, Object>) cap.get("inputs");
+            assertEquals("os", inputs.get("cpu_basis"), inputs.toString());
+            Map<String, Object> agree = (Map<String, Object>) prof[0].get("cpu_agreement");
+            assertEquals("threads running Java code (JFR)", agree.get("scope"), agree.toString());
+            String producers = String.valueOf(prof[0].get("producers"));
+            assertTrue(producers.contains("roottrace-java") && producers.contains("GC and JIT threads are not seen"),
+                    producers);
+            assertEquals("profiling", instance(url, inst).get("status"));
+            System.out.println("e2e cpu: " + BUSY + " " + share + " %; capacity " + cap.get("vcpu_hours_per_month")
+                    + " vCPU-h/month; agreement " + agree);
+            child.getOutputStream().close();
+            assertTrue(child.waitFor(10, TimeUnit.SECONDS));
+            assertEquals(0, child.exitValue(), Files.readString(tmp.resolve("child.err")));
+        } finally {
+            if (child != null) {
+                child.destroyForcibly();
+            }
+            server.destroy();
+            if (!server.waitFor(10, TimeUnit.SECONDS)) {
+                server.destroyForcibly();
+            }
+        }
+    }
+
+    /** A JVM without the jdk.jfr module (a jlink image; here --limit-modules): the toggle
+     *  asks for cpu, the SDK sends wall profiles and its status says why (issue #20). */
+    @Test
+    @SuppressWarnings("unchecked")
+    void withoutJdkJfrTheChildSendsWallAndSaysWhy(@TempDir Path tmp) throws Exception {
+        Path bin = serverBinary();
+        int port = freePort();
+        String url = "http://127.0.0.1:" + port;
+        ProcessBuilder pb = new ProcessBuilder(bin.toString(), "serve", "--data", tmp.resolve("data").toString(),
+                "--listen", "127.0.0.1:" + port, "--poll-interval", "1s");
+        pb.environment().put("ROOTTRACE_BOOTSTRAP_TOKEN", ADMIN);
+        pb.redirectErrorStream(true).redirectOutput(tmp.resolve("server.log").toFile());
+        Process server = pb.start();
+        Process child = null;
+        try {
+            assertTrue(waitFor(() -> {
+                try {
+                    return call("GET", url + "/healthz", null).statusCode() == 200;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 20), "server not healthy: " + Files.readString(tmp.resolve("server.log")));
+            HttpResponse<String> k = call("POST", url + "/api/v1/keys", "{\"scope\":\"ingest\",\"name\":\"e2e\"}");
+            String key = (String) obj(k.body()).get("key");
+            HttpResponse<String> t = call("PUT", url + "/api/v1/services/" + SERVICE + "/profiling",
+                    "{\"enabled\":true,\"type\":\"cpu\",\"upload_interval_s\":10}");
+            assertEquals(200, t.statusCode(), t.body());
+            String javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+            ProcessBuilder cb = new ProcessBuilder(javaBin,
+                    "--limit-modules", "java.base,java.instrument,java.management,java.net.http,jdk.management",
+                    "-javaagent:" + agentJar(tmp) + "=service=" + SERVICE + ",server=" + url,
+                    "-cp", Paths.get(System.getProperty("user.dir"), "target", "test-classes").toString(),
+                    "dev.roottrace.E2eChild");
+            cb.environment().put("ROOTTRACE_KEY", key);
+            cb.redirectError(tmp.resolve("child.err").toFile());
+            child = cb.start();
+            java.io.BufferedReader childOut = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+            String first = childOut.readLine();
+            assertTrue(first != null && first.startsWith("started "), first + " " + Files.readString(tmp.resolve("child.err")));
+            String inst = first.substring("started ".length()).trim();
+            String want = "profiling: wall (JFR unavailable: no jdk.jfr module (NoClassDefFoundError))";
+            assertTrue(waitFor(() -> {
+                try {
+                    return want.equals(instance(url, inst).get("status"));
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 10), "status: " + instance(url, inst));
+            String wallUrl = url + "/api/v1/profile?service=" + SERVICE + "&type=wall";
+            assertTrue(waitFor(() -> {
+                try {
+                    return ((Number) obj(call("GET", wallUrl, null).body()).get("profiles")).longValue() >= 1;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 25), "no wall profile; child: " + Files.readString(tmp.resolve("child.err")));
+            Map<String, Object> cpu = obj(call("GET", url + "/api/v1/profile?service=" + SERVICE + "&type=cpu", null).body());
+            assertEquals(0L, ((Number) cpu.get("profiles")).longValue());
+            child.getOutputStream().close();
+            assertTrue(child.waitFor(10, TimeUnit.SECONDS));
+            assertEquals(0, child.exitValue(), Files.readString(tmp.resolve("child.err")));
+        } finally {
+            if (child != null) {
+                child.destroyForcibly();
+            }
+            server.destroy();
+            if (!server.waitFor(10, TimeUnit.SECONDS)) {
+                server.destroyForcibly();
+            }
+        }
+    }
+
     @Test
     void badAgentArgumentsNeverStopTheApplication(@TempDir Path tmp) throws Exception {
         String javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString();

@@ -87,10 +87,10 @@ class FailClosedTest {
     }
 
     @Test
-    void cpuRequestedProfilesWallAndSaysSo() {
-        fake.setConfig("enabled", true, "type", "cpu");
+    void otherTypeRequestedProfilesWallAndSaysSo() {
+        fake.setConfig("enabled", true, "type", "heap");
         Agent a = ts.agent();
-        assertTrue(waitFor(() -> a.status().status().equals("profiling: cpu not supported, sending wall"), 3),
+        assertTrue(waitFor(() -> a.status().status().equals("profiling: heap not supported, sending wall"), 3),
                 a.status().toJson());
         assertTrue(waitFor(() -> a.profiling, 1));
     }

@@ -56,10 +56,10 @@ class StatusTest {
             assertTrue(waitFor(() -> a.status().status().equals("disabled"), 3),
                     a.status().toJson());
             assertEquals("", a.status().reason());
-            ts.fake.setConfig("enabled", true, "type", "cpu");
+            ts.fake.setConfig("enabled", true, "type", "heap");
             assertTrue(waitFor(() -> a.status().state().equals("profiling"), 3),
                     a.status().toJson());
-            assertEquals("cpu not supported, sending wall", a.status().reason());
+            assertEquals("heap not supported, sending wall", a.status().reason());
             a.stop(2);
             assertEquals("disabled: stopped", a.status().toString());
             assertEquals("stopped", a.status().reason());

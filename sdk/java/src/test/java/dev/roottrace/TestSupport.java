@@ -21,6 +21,16 @@ final class TestSupport implements AutoCloseable {
 
     /** The same with a stack walk of the test's choosing. */
     Agent agent(Consumer<Limits> tweak, java.util.function.Supplier<java.util.Map<Thread, StackTraceElement[]>> walk) {
+        return agent(tweak, walk, a -> { });
+    }
+
+    /** The same, with {@code beforeStart} applied to the agent before it starts (JFR hooks). */
+    Agent agent(Consumer<Limits> tweak, Consumer<Agent> beforeStart) {
+        return agent(tweak, Thread::getAllStackTraces, beforeStart);
+    }
+
+    Agent agent(Consumer<Limits> tweak, java.util.function.Supplier<java.util.Map<Thread, StackTraceElement[]>> walk,
+            Consumer<Agent> beforeStart) {
         Limits l = Limits.DEFAULT.override();
         // Tests that are not about the self-cost budget run under a tenth of it, so that a
         // loaded host (30 ms walks seen in CI) does not stretch their ticks to seconds;
@@ -30,6 +40,7 @@ final class TestSupport implements AutoCloseable {
         Agent a = new Agent(new Options().server(fake.url()).key("test-key").service("svc")
                 .version("1.0"), l, walk);
         made.add(a);
+        beforeStart.accept(a);
         a.start();
         return a;
     }

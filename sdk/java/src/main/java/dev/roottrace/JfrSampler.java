@@ -1,0 +1,294 @@
+// JfrSampler: CPU profiles from JFR's execution sampler (jdk.jfr, JDK 11+): a
+// jdk.jfr.Recording of jdk.ExecutionSample per profile, dumped to a temporary file at the end
+// of each upload interval and read back with jdk.jfr.consumer.RecordingFile into the same
+// aggregate the wall sampler fills (DESIGN.md §2, §7; docs/sdk/java.md, "CPU from JFR").
+package dev.roottrace;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import jdk.jfr.FlightRecorder;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedMethod;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordedThread;
+import jdk.jfr.consumer.RecordingFile;
+
+/**
+ * One JFR recording at a time, on the sampler thread only (not thread-safe). JFR's sampler
+ * ticks on wall time and samples the threads running Java code; what it charges is scaled
+ * by the server to the CPU those threads ran ({@link Chunk#threadCpuNs}, DESIGN §7). Every
+ * method may throw: the caller falls back to the wall sampler and says why in its status.
+ * This class is loaded only where {@link #problem()} said JFR is there (it names jdk.jfr).
+ */
+class JfrSampler {
+    static final String EVENT = "jdk.ExecutionSample";
+
+    /** One finished profile from one recording. */
+    static final class Chunk {
+        final long timeNanos; // start, Unix ns
+        final long durationNanos; // length, ns
+        final long periodNs; // the recording's sampling period, ns (each sample's value)
+        final List<Encoder.Sample> samples; // root-first stacks, heaviest first
+        final long events; // samples read (SDK threads' left out)
+        final long threadCpuNs; // CPU of the sampled threads over the chunk, ns; -1 unknown
+        final String dropped; // why the samples were not read (file too large), else null
+        final long processCpuEndNs; // the process's CPU at the chunk's end, ns; -1 unknown
+
+        Chunk(long timeNanos, long durationNanos, long periodNs, List<Encoder.Sample> samples,
+                long events, long threadCpuNs, String dropped, long processCpuEndNs) {
+            this.processCpuEndNs = processCpuEndNs;
+            this.timeNanos = timeNanos;
+            this.durationNanos = durationNanos;
+            this.periodNs = periodNs;
+            this.samples = samples;
+            this.events = events;
+            this.threadCpuNs = threadCpuNs;
+            this.dropped = dropped;
+        }
+    }
+
+    private final Set<Thread> exclude; // the SDK's own threads: neither sampled nor counted
+    private final java.util.function.LongSupplier processCpu; // the process's CPU, ns (-1)
+    private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    private Map<Long, Long> cpuSeen = new HashMap<>(); // thread id -> its CPU ns at the last read
+    private boolean cpuKnown; // thread CPU time is supported and enabled
+    private Recording rec; // the recording in progress, or null
+    private Instant recFrom; // when its profile starts
+    private long recPeriodNs; // its sampling period, ns
+
+    JfrSampler(Set<Thread> exclude, java.util.function.LongSupplier processCpu) {
+        this.exclude = exclude;
+        this.processCpu = processCpu;
+    }
+
+    /** Why JFR cannot give CPU profiles in this JVM, or null when it can: a runtime without
+     *  the jdk.jfr module (a jlink image), or one where the JVM has JFR off. Never throws. */
+    static String problem() {
+        try {
+            if (!FlightRecorder.isAvailable()) {
+                return "FlightRecorder.isAvailable() is false";
+            }
+            return null;
+        } catch (LinkageError e) {
+            return "no jdk.jfr module (" + e.getClass().getSimpleName() + ")";
+        } catch (Throwable e) {
+            return e.getClass().getSimpleName() + ": " + e.getMessage();
+        }
+    }
+
+    /** Whether a recording is in progress. */
+    boolean running() {
+        return rec != null;
+    }
+
+    /** The period of the recording in progress, ns (0 when none). */
+    long periodNs() {
+        return rec != null ? recPeriodNs : 0;
+    }
+
+    /** Starts the first recording, sampling every {@code periodNs}. */
+    void start(long periodNs) throws Exception {
+        cpuKnown = threads.isThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled();
+        readThreadCpu(); // the baseline: CPU before profiling is not counted
+        rec = open(periodNs);
+        recFrom = Instant.now();
+        recPeriodNs = periodNs;
+    }
+
+    /**
+     * Ends the profile in progress and, when {@code nextPeriodNs > 0}, starts the next one
+     * first, so that consecutive profiles leave no gap; an event lands in the profile whose
+     * [start, end) holds its time. Returns the finished profile. Throws on any failure of
+     * JFR's (a refused recording, a full disk); the recordings are then closed.
+     */
+    Chunk rotate(long nextPeriodNs, int depth, int maxStacks, long maxFileBytes) throws Exception {
+        Recording old = rec;
+        Instant from = recFrom;
+        long period = recPeriodNs;
+        Recording next = null;
+        Path file = null;
+        try {
+            rec = null;
+            if (nextPeriodNs > 0) {
+                next = open(nextPeriodNs);
+            }
+            Instant to = Instant.now();
+            long cpu = readThreadCpu();
+            long processEnd = processCpu.getAsLong();
+            old.stop();
+            file = Files.createTempFile("roottrace-", ".jfr");
+            old.dump(file);
+            old.close();
+            old = null;
+            long size = Files.size(file);
+            Sampler.Aggregate agg = new Sampler.Aggregate(maxStacks);
+            String dropped = null;
+            long events = 0;
+            if (size > maxFileBytes) {
+                dropped = "JFR chunk of " + size + " bytes over the " + maxFileBytes
+                        + "-byte bound: its samples were dropped";
+            } else {
+                events = read(file, from, to, period, depth, agg);
+            }
+            if (next != null) {
+                rec = next;
+                recFrom = to;
+                recPeriodNs = nextPeriodNs;
+                next = null;
+            }
+            long fromNs = from.getEpochSecond() * 1_000_000_000L + from.getNano();
+            long durNs = Duration.between(from, to).toNanos();
+            return new Chunk(fromNs, durNs, period, agg.samples(), events, cpu, dropped,
+                    processEnd);
+        } finally {
+            closeQuietly(old);
+            closeQuietly(next);
+            if (file != null) {
+                try {
+                    Files.deleteIfExists(file);
+                } catch (Exception e) {
+                    // a temporary file left behind harms nothing
+                }
+            }
+        }
+    }
+
+    /** Stops and discards the recording in progress. Never throws. */
+    void close() {
+        closeQuietly(rec);
+        rec = null;
+    }
+
+    /** A started recording of jdk.ExecutionSample only. Overridden by tests to fail. */
+    Recording open(long periodNs) throws Exception {
+        Recording r = new Recording();
+        try {
+            r.setName("roottrace");
+            r.setToDisk(true);
+            r.enable(EVENT).withPeriod(Duration.ofNanos(periodNs)).withStackTrace();
+            r.start();
+            return r;
+        } catch (Throwable e) {
+            closeQuietly(r);
+            throw e;
+        }
+    }
+
+    private static void closeQuietly(Recording r) {
+        if (r == null) {
+            return;
+        }
+        try {
+            r.close();
+        } catch (Throwable e) {
+            // closing is best effort: the JVM discards a closed recording's data
+        }
+    }
+
+    /**
+     * Adds the file's execution samples in [from, to) of threads other than the SDK's to
+     * {@code agg}, each worth {@code periodNs}, stacks cut at {@code depth} frames (leaf
+     * side kept) under a "(truncated)" root, as the wall sampler cuts them. Returns the count.
+     */
+    long read(Path file, Instant from, Instant to, long periodNs, int depth, Sampler.Aggregate agg)
+            throws Exception {
+        java.util.HashSet<Long> sdk = new java.util.HashSet<>();
+        for (Thread t : exclude) {
+            sdk.add(threadId(t));
+        }
+        Map<RecordedMethod, String> names = new HashMap<>(); // per file: methods are its own
+        long n = 0;
+        try (RecordingFile rf = new RecordingFile(file)) {
+            while (rf.hasMoreEvents()) {
+                RecordedEvent e = rf.readEvent();
+                if (!EVENT.equals(e.getEventType().getName())) {
+                    continue;
+                }
+                Instant t = e.getStartTime();
+                if (t.isBefore(from) || !t.isBefore(to)) {
+                    continue;
+                }
+                RecordedThread th = e.getThread("sampledThread");
+                if (th != null && sdk.contains(th.getJavaThreadId())) {
+                    continue;
+                }
+                RecordedStackTrace st = e.getStackTrace();
+                if (st == null) {
+                    continue;
+                }
+                agg.add(stack(st, depth, names), periodNs);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Leaf-first frame names of a JFR stack, at most {@code depth}; a stack deeper than
+     *  that, or one JFR itself truncated (its stackdepth, 64 by default), ends in
+     *  "(truncated)" in place of its root-most kept frame. */
+    static String[] stack(RecordedStackTrace st, int depth, Map<RecordedMethod, String> names) {
+        List<RecordedFrame> frames = st.getFrames();
+        int k = Math.min(frames.size(), depth);
+        String[] out = new String[Math.max(k, 1)];
+        for (int i = 0; i < k; i++) {
+            RecordedMethod m = frames.get(i).getMethod();
+            String name = names.get(m);
+            if (name == null) {
+                name = m == null ? "[unknown]" : Sampler.frameName(m.getType().getName(), m.getName());
+                names.put(m, name);
+            }
+            out[i] = name;
+        }
+        if (k == 0) {
+            out[0] = Sampler.TRUNCATED;
+        } else if (frames.size() > depth || st.isTruncated()) {
+            out[k - 1] = Sampler.TRUNCATED;
+        }
+        return out;
+    }
+
+    @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; the SDK builds for 11
+    private static long threadId(Thread t) {
+        return t.getId();
+    }
+
+    /** CPU ns the JVM accounted to its threads (the SDK's left out) since the last read, or -1
+     *  when it does not account thread CPU. A thread that ended since is missed (its last
+     *  CPU cannot be read any more); one started since counts from zero. */
+    long readThreadCpu() {
+        if (!cpuKnown) {
+            return -1;
+        }
+        java.util.HashSet<Long> sdk = new java.util.HashSet<>();
+        for (Thread t : exclude) {
+            sdk.add(threadId(t));
+        }
+        Map<Long, Long> now = new HashMap<>();
+        long sum = 0;
+        for (long id : threads.getAllThreadIds()) {
+            if (sdk.contains(id)) {
+                continue;
+            }
+            long c = threads.getThreadCpuTime(id);
+            if (c < 0) {
+                continue; // ended since the list was made
+            }
+            now.put(id, c);
+            Long before = cpuSeen.get(id);
+            sum += Math.max(0, c - (before == null ? 0 : before));
+        }
+        cpuSeen = now;
+        return sum;
+    }
+}

@@ -1,0 +1,343 @@
+// CPU profiles from JFR (issue #20): what is uploaded, the clamps the JFR path holds, and
+// the fall back to wall profiles when JFR is missing or fails, against the fake control plane.
+package dev.roottrace;
+
+import static dev.roottrace.TestSupport.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import jdk.jfr.Recording;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class JfrTest {
+    static final String HOT = "dev.roottrace.JfrTest.jfrHotLoop";
+    static final String[] SDK_CLASSES = {"Agent", "Sampler", "JfrSampler", "Uploader", "Poller",
+        "Http", "Encoder", "Json", "Config"};
+    static volatile long sink; // keeps the busy loop's result alive
+    static volatile boolean burning;
+
+    TestSupport ts;
+    Thread busy;
+
+    static void jfrHotLoop() {
+        long x = 0;
+        while (burning) {
+            for (int i = 0; i < 20000; i++) {
+                x = (x * 31 + i) % 1000003;
+            }
+            sink = x;
+        }
+    }
+
+    /** A thread burning CPU in jfrHotLoop under `depth` extra frames. */
+    static void deep(int depth) {
+        if (depth > 0) {
+            deep(depth - 1);
+        } else {
+            jfrHotLoop();
+        }
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        ts = new TestSupport();
+        burning = true;
+        busy = new Thread(() -> deep(20), "jfr-test-busy");
+        busy.setDaemon(true);
+        busy.start();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        burning = false;
+        busy.join(2000);
+        ts.close();
+    }
+
+    /** Limits for fast profiles: 1 s uploads. */
+    static Consumer<Limits> fast(Consumer<Limits> more) {
+        return l -> {
+            l.uploadIntervalMinS = 0.5;
+            l.jfrRetryS = 1;
+            more.accept(l);
+        };
+    }
+
+    static List<FakeControlPlane.Upload> ofType(List<FakeControlPlane.Upload> ups, String type) {
+        List<FakeControlPlane.Upload> out = new ArrayList<>();
+        for (FakeControlPlane.Upload u : ups) {
+            if (u.profile != null && u.profile.sampleTypes.contains(type + "/nanoseconds")) {
+                out.add(u);
+            }
+        }
+        return out;
+    }
+
+    List<FakeControlPlane.Upload> waitType(String type, int n, double timeoutS) throws Exception {
+        long end = System.nanoTime() + (long) (timeoutS * 1e9);
+        while (true) {
+            List<FakeControlPlane.Upload> got = ofType(ts.fake.uploads(), type);
+            if (got.size() >= n || System.nanoTime() > end) {
+                return got;
+            }
+            TestSupport.sleep(0.05);
+        }
+    }
+
+    /** Self value of each leaf frame over the uploads. */
+    static Map<String, Long> selfByLeaf(List<FakeControlPlane.Upload> ups) {
+        Map<String, Long> m = new java.util.HashMap<>();
+        for (FakeControlPlane.Upload u : ups) {
+            for (PprofDecode.Sample s : u.profile.samples) {
+                m.merge(s.rootFirst.get(s.rootFirst.size() - 1), s.value, Long::sum);
+            }
+        }
+        return m;
+    }
+
+    @Test
+    void cpuFromJfrWithTheSampledThreadsCpu() throws Exception {
+        ts.fake.setConfig("enabled", true, "type", "cpu", "upload_interval_s", 1,
+                "sampling_interval_us", 10000, "poll_interval_s", 1);
+        Agent a = ts.agent(fast(l -> { }));
+        java.lang.management.ThreadMXBean tmx = java.lang.management.ManagementFactory.getThreadMXBean();
+        assertTrue(waitFor(() -> a.jfrActive, 5), a.status().toJson());
+        @SuppressWarnings("deprecation")
+        long busyId = busy.getId();
+        long busy0 = tmx.getThreadCpuTime(busyId);
+        List<FakeControlPlane.Upload> cpu = waitType("cpu", 3, 15);
+        long busy1 = tmx.getThreadCpuTime(busyId);
+        assertTrue(cpu.size() >= 3, a.status().toJson());
+        // the busy thread's CPU is in the sampled threads' (it ran on after the third profile
+        // ended while the upload went out: hence 0.7)
+        long threadSum = 0;
+        for (FakeControlPlane.Upload u : cpu.subList(0, 3)) {
+            threadSum += Long.parseLong(u.params.get("thread_cpu_ns"));
+        }
+        assertTrue(threadSum >= 0.7 * (busy1 - busy0), threadSum + " " + (busy1 - busy0));
+        assertEquals("profiling", a.status().status());
+        assertEquals(10000, a.status().intervalUs());
+        assertTrue(ofType(ts.fake.uploads(), "wall").isEmpty());
+        // the first profile holds JFR's own start-up: look at the later ones
+        List<FakeControlPlane.Upload> later = cpu.subList(1, cpu.size());
+        for (FakeControlPlane.Upload u : later) {
+            assertEquals("cpu/nanoseconds", u.profile.periodType);
+            assertEquals(10_000_000L, u.profile.period);
+            long thread = Long.parseLong(u.params.get("thread_cpu_ns"));
+            long process = Long.parseLong(u.params.get("process_cpu_ns"));
+            double dur = u.profile.durationNanos;
+            // the process's CPU is at least the sampled threads' (10 ms ticks of slack)
+            assertTrue(thread > 0 && thread <= process + 20_000_000L && thread <= 2 * dur,
+                    thread + " " + process + " " + dur);
+            for (PprofDecode.Sample s : u.profile.samples) {
+                assertEquals(s.count * 10_000_000L, s.value);
+                for (String f : s.rootFirst) {
+                    // the busy thread runs a lambda: its proxy's name keeps no address
+                    assertFalse(f.contains("0x"), f);
+                    // the SDK's threads run these (the fake control plane's are the test's)
+                    for (String sdk : SDK_CLASSES) {
+                        assertFalse(f.startsWith("dev.roottrace." + sdk + "."),
+                                "an SDK thread was sampled: " + s.rootFirst);
+                    }
+                }
+            }
+        }
+        Map<String, Long> self = selfByLeaf(later);
+        String top = self.entrySet().stream().max(Map.Entry.comparingByValue()).get().getKey();
+        assertEquals(HOT, top, self.toString());
+        boolean lambda = later.stream().flatMap(u -> u.profile.samples.stream())
+                .anyMatch(x -> x.rootFirst.contains("dev.roottrace.JfrTest$$Lambda.run"));
+        assertTrue(lambda, later.get(0).profile.samples.get(0).rootFirst.toString());
+        long total = self.values().stream().mapToLong(Long::longValue).sum();
+        assertTrue(self.get(HOT) > 0.5 * total, self.toString());
+        // consecutive profiles leave no gap and do not overlap
+        for (int i = 1; i < cpu.size(); i++) {
+            PprofDecode.Profile p = cpu.get(i - 1).profile, q = cpu.get(i).profile;
+            assertEquals(p.timeNanos + p.durationNanos, q.timeNanos);
+        }
+        assertTrue(a.status().samples() > 0);
+    }
+
+    @Test
+    void hiddenClassNamesAsJfrWritesThemLoseTheirAddress() {
+        // as JFR named the fake control plane's lambda on JDK 17 (RecordedClass.getName())
+        assertEquals("dev.roottrace.FakeControlPlane$$Lambda.run", Sampler.frameName(
+                "dev.roottrace.FakeControlPlane$$Lambda+0x00007f80880ee658.992190576", "run"));
+        assertEquals("a.B$$Lambda.run", Sampler.frameName("a.B$$Lambda+0x000000080108c000", "run"));
+        // and on JDK 25
+        assertEquals("a.B$$Lambda.run", Sampler.frameName("a.B$$Lambda.0x00000000110e2ce0", "run"));
+        assertEquals("a.B0x.c", Sampler.frameName("a.B0x", "c"));
+        assertEquals("a.B$$Lambda.run", Sampler.frameName("a.B$$Lambda$14/0x0000000800c02a00", "run"));
+        assertEquals("a.B.c", Sampler.frameName("a.B", "c"));
+    }
+
+    @Test
+    void jfrPeriodIsTheIntervalHeldWithin10To20Ms() throws Exception {
+        Config c = Config.parse("{\"enabled\":true,\"sampling_interval_us\":1000}"
+                .getBytes(StandardCharsets.UTF_8), Limits.DEFAULT, null);
+        assertEquals(10_000, c.jfrIntervalUs);
+        assertEquals(20_000, c.samplingIntervalUs); // the wall floor is the walk's
+        c = Config.parse("{\"enabled\":true,\"sampling_interval_us\":15000}"
+                .getBytes(StandardCharsets.UTF_8), Limits.DEFAULT, null);
+        assertEquals(15_000, c.jfrIntervalUs);
+        c = Config.parse("{\"enabled\":true}".getBytes(StandardCharsets.UTF_8), Limits.DEFAULT, null);
+        assertEquals(20_000, c.jfrIntervalUs); // Java's default 50 ms is the walk's
+        ts.fake.setConfig("enabled", true, "type", "cpu", "upload_interval_s", 1,
+                "sampling_interval_us", 1, "poll_interval_s", 1);
+        Agent a = ts.agent(fast(l -> { }));
+        List<FakeControlPlane.Upload> cpu = waitType("cpu", 1, 10);
+        assertEquals(10_000_000L, cpu.get(0).profile.period);
+        assertEquals(10000, a.status().intervalUs());
+    }
+
+    @Test
+    void stacksAreCutAtTheConfiguredDepth() throws Exception {
+        ts.fake.setConfig("enabled", true, "type", "cpu", "upload_interval_s", 1,
+                "max_stack_depth", 5, "poll_interval_s", 1);
+        ts.agent(fast(l -> { }));
+        List<FakeControlPlane.Upload> cpu = waitType("cpu", 2, 10);
+        boolean cut = false;
+        for (FakeControlPlane.Upload u : cpu) {
+            for (PprofDecode.Sample s : u.profile.samples) {
+                assertTrue(s.rootFirst.size() <= 5, s.rootFirst.toString());
+                if (s.rootFirst.get(s.rootFirst.size() - 1).equals(HOT)) {
+                    // 20 frames of deep() and the thread's own beneath: cut under (truncated)
+                    assertEquals(Sampler.TRUNCATED, s.rootFirst.get(0));
+                    cut = true;
+                }
+            }
+        }
+        assertTrue(cut);
+    }
+
+    @Test
+    void withoutJfrTheStatusSaysWallAndWhy() throws Exception {
+        ts.fake.setConfig("enabled", true, "type", "cpu", "upload_interval_s", 1,
+                "poll_interval_s", 1);
+        Agent a = ts.agent(fast(l -> { }), ag -> ag.jfrProbe = () -> "no jdk.jfr module (test)");
+        assertTrue(waitFor(() -> a.status().status().equals(
+                "profiling: wall (JFR unavailable: no jdk.jfr module (test))"), 5), a.status().toJson());
+        assertTrue(waitType("wall", 1, 10).size() >= 1);
+        assertTrue(ofType(ts.fake.uploads(), "cpu").isEmpty());
+    }
+
+    /** A JfrSampler whose recordings fail as `fail` says (call number -> exception or null). */
+    static final class Failing extends JfrSampler {
+        final AtomicInteger opens;
+        final java.util.function.IntFunction<Exception> fail;
+
+        Failing(Set<Thread> exclude, AtomicInteger opens, java.util.function.IntFunction<Exception> fail) {
+            super(exclude, () -> -1);
+            this.opens = opens;
+            this.fail = fail;
+        }
+
+        @Override
+        Recording open(long periodNs) throws Exception {
+            Exception e = fail.apply(opens.incrementAndGet());
+            if (e != null) {
+                throw e;
+            }
+            return super.open(periodNs);
+        }
+    }
+
+    @Test
+    void aRefusedRecordingFallsBackToWall() throws Exception {
+        ts.fake.setConfig("enabled", true, "type", "cpu", "upload_interval_s", 1,
+                "poll_interval_s", 1);
+        AtomicInteger opens = new AtomicInteger();
+        Agent a = ts.agent(fast(l -> l.jfrRetryS = 600), ag -> ag.jfrFactory = ex -> new Failing(ex, opens,
+                n -> new IllegalStateException("recording refused")));
+        assertTrue(waitFor(() -> a.status().status().equals(
+                "profiling: wall (JFR unavailable: IllegalStateException: recording refused)"), 5),
+                a.status().toJson());
+        assertTrue(waitType("wall", 1, 10).size() >= 1);
+        assertEquals(1, opens.get()); // not retried before jfrRetryS
+        assertTrue(a.profiling);
+    }
+
+    @Test
+    void aRunTimeFailureFallsBackToWallThenJfrIsTriedAgain() throws Exception {
+        ts.fake.setConfig("enabled", true, "type", "cpu", "upload_interval_s", 1,
+                "poll_interval_s", 1);
+        AtomicInteger opens = new AtomicInteger();
+        // the second recording (the first rotation) fails as a full disk would; the third works
+        Agent a = ts.agent(fast(l -> l.jfrRetryS = 2), ag -> ag.jfrFactory = ex -> new Failing(ex, opens,
+                n -> n == 2 ? new IOException("No space left on device") : null));
+        assertTrue(waitFor(() -> a.status().status().equals(
+                "profiling: wall (JFR unavailable: IOException: No space left on device)"), 8),
+                a.status().toJson());
+        assertTrue(waitType("wall", 1, 10).size() >= 1, a.status().toJson());
+        // tried again after 2 s: cpu profiles resume and the status clears
+        assertTrue(waitFor(() -> a.status().status().equals("profiling"), 10), a.status().toJson());
+        assertTrue(waitType("cpu", 1, 10).size() >= 1);
+        assertNull(a.internalError, a.internalError);
+    }
+
+    @Test
+    void aChunkOverTheFileBoundIsDroppedAndTheStatusSaysSo() throws Exception {
+        ts.fake.setConfig("enabled", true, "type", "cpu", "upload_interval_s", 1,
+                "poll_interval_s", 1);
+        Agent a = ts.agent(fast(l -> l.jfrFileMaxBytes = 100));
+        List<FakeControlPlane.Upload> cpu = waitType("cpu", 1, 10);
+        // the profile still goes (coverage, with its CPU), without samples
+        assertTrue(cpu.get(0).profile.samples.isEmpty());
+        assertNotNull(cpu.get(0).params.get("thread_cpu_ns"));
+        String s = a.status().status();
+        assertTrue(s.startsWith("profiling: JFR chunk of ") && s.endsWith(
+                "bytes over the 100-byte bound: its samples were dropped"), s);
+    }
+
+    @Test
+    void anUploadOverTheSizeBoundIsCutAndTheStatusSaysSo() throws Exception {
+        List<Encoder.Sample> samples = new ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            samples.add(new Encoder.Sample(new String[] {"app.Main.run", "app.Worker.task" + i}, 1,
+                    10_000_000L));
+        }
+        Uploader.Profile p = new Uploader.Profile("id", "i", 1, 10_000_000_000L, 10_000_000L,
+                samples, 1L, "cpu", 1L);
+        int[] kept = new int[2];
+        byte[] body = Uploader.buildBody(p, 8 * 1024, kept);
+        assertTrue(body.length <= 8 * 1024, String.valueOf(body.length));
+        assertEquals(3000, kept[1]);
+        assertTrue(kept[0] < 3000 && kept[0] > 0);
+        // through the agent: the status names the cut
+        ts.fake.setConfig("enabled", true, "type", "cpu", "upload_interval_s", 30,
+                "poll_interval_s", 1);
+        Agent a = ts.agent(fast(l -> l.uploadMaxBytes = 8 * 1024));
+        assertTrue(waitFor(() -> a.status().status().equals("profiling"), 5), a.status().toJson());
+        a.uploader.put(p);
+        assertTrue(waitFor(() -> a.status().status().startsWith("profiling: last profile cut to "), 5),
+                a.status().toJson());
+    }
+
+    @Test
+    void turningCpuOffGoesBackToWall() throws Exception {
+        ts.fake.setConfig("enabled", true, "type", "cpu", "upload_interval_s", 1,
+                "poll_interval_s", 1);
+        Agent a = ts.agent(fast(l -> { }));
+        assertTrue(waitFor(() -> a.jfrActive, 5), a.status().toJson());
+        ts.fake.setConfig("enabled", true, "type", "wall", "upload_interval_s", 1,
+                "poll_interval_s", 1);
+        assertTrue(waitFor(() -> !a.jfrActive, 5), a.status().toJson());
+        assertTrue(waitType("wall", 1, 10).size() >= 1);
+        // the cpu profile in progress was ended and queued, not lost
+        assertTrue(waitType("cpu", 1, 5).size() >= 1);
+        assertEquals("profiling", a.status().status());
+    }
+}
