@@ -95,9 +95,11 @@ def test_java_cpu_from_jfr_beside_hogs(server, tmp_path, java_classes, version):
     assert ans["functions"][0]["name"] == "BurnHot.burnHot"
     inputs = ans["capacity"]["inputs"]
     assert ans["cpu_agreement"]["capacity_uses"] == "os"
-    # the condition bites: JFR charged the waits for a core as CPU (1.16-1.61 measured
-    # here; alone the samples were within 6 % of the threads' CPU)
-    assert inputs["sampled_cpu_s"] > 1.1 * inputs["os_cpu_s"], inputs
+    # Capacity takes the threads' CPU, not the samples. How far JFR's samples are off beside
+    # the hogs varies from run to run (1.03-1.61 times the threads' CPU; the JVM's thread kept
+    # 0.58-0.63 of a core with two or three hogs a core), so it is printed, not required:
+    # an earlier bound of 1.1 failed a CI run at 1.08.
+    assert inputs["cpu_s"] == inputs["os_cpu_s"], inputs
     print(f"  sampled {inputs['sampled_cpu_s']:.2f} s against the threads' "
           f"{inputs['os_cpu_s']:.2f} s (ratio {ans['cpu_agreement']['ratio']:.2f})")
 
