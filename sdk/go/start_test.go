@@ -36,7 +36,11 @@ func TestPublicStartStatusStopAndEmptyProfiles(t *testing.T) {
 		}
 		return false
 	}
-	if !waitFor(10*time.Second, func() bool { return len(f.allUploads()) >= 3 && emptyUploaded() }) {
+	// The fake records an upload before its answer reaches the SDK, which counts it in
+	// ProfilesSent only then: wait for the count too (CI once read 2 beside 3 uploads).
+	if !waitFor(10*time.Second, func() bool {
+		return len(f.allUploads()) >= 3 && emptyUploaded() && Status().ProfilesSent >= 3
+	}) {
 		t.Fatalf("no empty profile among %d uploads; %+v", len(f.allUploads()), Status())
 	}
 	for _, u := range f.allUploads() {
