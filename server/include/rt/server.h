@@ -34,7 +34,7 @@ struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *con
 /* The TCP port actually bound (useful with port 0). */
 uint16_t rt_server_port(const struct rt_server *srv);
 
-/* Stops (docs/decisions.md, "Stopping"): stops accepting connections at once; cancels the
+/* Stops (docs/decisions.md, "Stopping"): closes new connections unanswered from then on; cancels the
  * store's reads (rt_store_cancel_reads: queries in flight answer 503 at their next profile);
  * answers held polls; lets the other requests in flight (uploads) finish, waiting up to 5 s
  * for them; answers 503 to requests begun meanwhile on open connections; then closes every
