@@ -38,7 +38,14 @@ struct phase {
     struct load_stats up;
     struct load_queries q;
     bool has_q;
+    double mem_mib[4]; /* at the phase's end, from /metrics (-1: absent); MEM_GAUGES */
 };
+
+/* The server's memory gauges read at each phase's end (docs/performance.md). */
+static const char *const MEM_GAUGES[4] = {"process_resident_memory_bytes",
+                                          "roottrace_heap_used_bytes",
+                                          "roottrace_heap_free_bytes",
+                                          "roottrace_store_dict_bytes"};
 
 static struct load_server srv = {.token = "rt_load_admin_token_0123456789abcdef"};
 static struct load_instance *inst;
@@ -146,6 +153,8 @@ static void phase_begin(struct phase *p, const struct opts *o, const char *name,
                         double interval_s, double seconds, bool queries)
 {
     memset(p, 0, sizeof(*p));
+    for (int g = 0; g < 4; g++)
+        p->mem_mib[g] = -1;
     p->name = name;
     p->interval_s = interval_s;
     load_stats_init(&p->up);
@@ -163,10 +172,40 @@ static void phase_begin(struct phase *p, const struct opts *o, const char *name,
     }
 }
 
+/* Reads MEM_GAUGES from the server's /metrics into p->mem_mib. */
+static void scrape_memory(struct phase *p)
+{
+    char *text = NULL;
+    bool ok = load_http(&srv, "GET", "/metrics", NULL, &text) == 200 && text;
+    for (int g = 0; g < 4; g++) {
+        p->mem_mib[g] = -1;
+        size_t n = strlen(MEM_GAUGES[g]);
+        for (const char *l = ok ? text : NULL; l; l = strchr(l, '\n')) {
+            l += *l == '\n';
+            if (strncmp(l, MEM_GAUGES[g], n) == 0 && l[n] == ' ') {
+                p->mem_mib[g] = strtod(l + n + 1, NULL) / 1048576.0;
+                break;
+            }
+        }
+    }
+    free(text);
+}
+
 static void phase_end(struct phase *p)
 {
     if (p->has_q)
         load_queries_stop(&p->q);
+    scrape_memory(p);
+}
+
+static void print_memory(struct phase *ph, int n)
+{
+    printf("\n== server memory at each phase's end (MiB, its /metrics: resident; malloc's blocks "
+           "in use; malloc's free memory kept; the frame/stack dictionary, part of the blocks)\n");
+    printf("%-22s %9s %9s %9s %9s\n", "phase", "resident", "heap used", "heap free", "dict");
+    for (int i = 0; i < n; i++)
+        printf("%-22s %9.0f %9.0f %9.0f %9.0f\n", ph[i].name, ph[i].mem_mib[0],
+               ph[i].mem_mib[1], ph[i].mem_mib[2], ph[i].mem_mib[3]);
 }
 
 static void *drive_thread(void *arg)
@@ -388,7 +427,8 @@ int main(int argc, char **argv)
     ph[nph].d.seed_per_instance = o.seed_minutes;
     ph[nph].d.seed_end_ns = t0_wall;
     ph[nph].d.concurrency = 16;
-    load_drive_run(&ph[nph++].d);
+    load_drive_run(&ph[nph].d);
+    phase_end(&ph[nph++]);
 
     static char names[5][48];
     snprintf(names[0], sizeof(names[0]), "realistic (every %.0f s)", o.interval_s);
@@ -407,6 +447,7 @@ int main(int argc, char **argv)
     load_rss_phase(&rss, "after");
     sleep(2);
     print_uploads(ph, nph);
+    print_memory(ph, nph);
     print_rss();
     for (int i = 0; i < nph; i++)
         failures += (int)ph[i].up.errors + (ph[i].has_q ? (int)ph[i].q.stats.errors : 0);

@@ -1,12 +1,13 @@
 """The server process: health, metrics, request log, clean SIGTERM, durability under
 kill -9, and the CLI working on the same data directory without a server."""
 import json
+import os
 import signal
 import threading
 import time
 
 import pprof_build as pb
-from conftest import CLICKHOUSE, Server, cli
+from conftest import BIN, CLICKHOUSE, Server, cli
 
 T = 1764460800
 S = 10**9
@@ -34,6 +35,17 @@ def test_health_and_metrics(server):
     assert 0 < server.metric("roottrace_store_dict_bytes") <= 256 << 20
     assert server.metric("roottrace_store_dict_bound_bytes") == bound
     assert server.metric("roottrace_store_dict_resets_total") == 0
+    # its memory: the resident size is the kernel's (read just before; it moves a little),
+    # and malloc holds the dictionary; a server under ASan has no malloc figures (its
+    # allocator replaces malloc's)
+    statm = open(f"/proc/{server.proc.pid}/statm").read().split()
+    rss = int(statm[1]) * os.sysconf("SC_PAGE_SIZE")
+    assert abs(server.metric("process_resident_memory_bytes") - rss) <= 0.2 * rss
+    used, free = server.metric("roottrace_heap_used_bytes"), server.metric("roottrace_heap_free_bytes")
+    if "/san/" in BIN:
+        assert used is None and free is None
+    else:
+        assert used >= server.metric("roottrace_store_dict_bytes") > 0 and free >= 0
     # no SDK polled: nothing queued for the poll writer, nothing dropped (its bound is in
     # test_control.c's test_poll_queue_bound)
     assert server.metric("roottrace_polls_queued") == 0

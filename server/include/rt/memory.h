@@ -19,4 +19,16 @@
  * (the defaults then stay; nothing else changes). */
 int rt_memory_policy(void);
 
+/* What the process's memory holds, for /metrics (bytes; -1 where it cannot be read: the heap's
+ * figures in a build under AddressSanitizer, whose allocator replaces malloc). */
+struct rt_memory_stats {
+    long long resident;  /* resident set (/proc/self/statm), as the kernel counts it */
+    long long heap_used; /* malloc's blocks in use, heaps and own mappings (mallinfo2) */
+    long long heap_free; /* free memory malloc's heaps keep for later blocks (mallinfo2) */
+};
+
+/* Fills out. mallinfo2 walks every malloc arena under its lock: a few microseconds, for a
+ * scrape, not for a hot path. */
+void rt_memory_stats(struct rt_memory_stats *out);
+
 #endif

@@ -1,5 +1,7 @@
 /* The server's malloc policy: see rt/memory.h. */
 #include <malloc.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "rt/err.h"
 #include "rt/memory.h"
@@ -12,4 +14,23 @@ int rt_memory_policy(void)
         mallopt(M_TRIM_THRESHOLD, (int)RT_MEMORY_TRIM_THRESHOLD) != 1)
         return RT_EINVAL;
     return 0;
+}
+
+void rt_memory_stats(struct rt_memory_stats *out)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    /* ASan's allocator replaces malloc: mallinfo2 would read glibc's heaps, unused (0). */
+    out->heap_used = out->heap_free = -1;
+#else
+    struct mallinfo2 mi = mallinfo2();
+    out->heap_used = (long long)(mi.uordblks + mi.hblkhd);
+    out->heap_free = (long long)mi.fordblks;
+#endif
+    out->resident = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    long long size, pages;
+    if (f && fscanf(f, "%lld %lld", &size, &pages) == 2)
+        out->resident = pages * (long long)sysconf(_SC_PAGESIZE);
+    if (f)
+        fclose(f);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rt/control.h"
+#include "rt/memory.h"
 #include "rt/metrics.h"
 #include "rt/store.h"
 
@@ -166,6 +167,20 @@ int rt_metrics_render(struct rt_metrics *m, struct rt_store *store, struct rt_co
                       RT_CONTROL_MAX_QUEUED_POLLS, (unsigned long long)queued,
                       (unsigned long long)dropped);
     }
+    struct rt_memory_stats mem;
+    rt_memory_stats(&mem);
+    rt_buf_printf(o, "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+                     "# TYPE process_resident_memory_bytes gauge\n"
+                     "process_resident_memory_bytes %lld\n",
+                  mem.resident);
+    if (mem.heap_used >= 0)
+        rt_buf_printf(o, "# HELP roottrace_heap_used_bytes Memory malloc has handed out and "
+                         "not got back.\n# TYPE roottrace_heap_used_bytes gauge\n"
+                         "roottrace_heap_used_bytes %lld\n"
+                         "# HELP roottrace_heap_free_bytes Free memory malloc keeps for later "
+                         "blocks (docs/decisions.md, \"Heap memory kept between uploads\").\n"
+                         "# TYPE roottrace_heap_free_bytes gauge\nroottrace_heap_free_bytes %lld\n",
+                      mem.heap_used, mem.heap_free);
     if (store) {
         rt_buf_printf(o, "# HELP roottrace_store_disk_bytes Bytes the store uses on disk.\n"
                          "# TYPE roottrace_store_disk_bytes gauge\nroottrace_store_disk_bytes %lld\n",

@@ -1,6 +1,6 @@
 /* The dictionary of interned frames and stacks: an arena (rt/arena.h) whose memory never moves
  * (rt_store_stack and rt_store_frame_name hand out pointers into it), open-addressing tables
- * by name and by stack hash, and direct indexes by id. */
+ * by name and by stack hash, and direct indexes by id in pages made as ids are met. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +20,12 @@ void rt__store_dict_cleanup(struct rt__store_dict *d)
     free(d->stacks);
     free(d->frame_slots);
     free(d->stack_slots);
-    free(d->frame_by_id);
-    free(d->stack_by_id);
+    for (int k = 0; k < 2; k++) {
+        struct rt__store_id_index *x = k ? &d->stack_by_id : &d->frame_by_id;
+        for (size_t i = 0; i < x->npages; i++)
+            free(x->pages[i]);
+        free(x->pages);
+    }
     rt__store_dict_init(d, d->by_id);
 }
 
@@ -89,13 +93,40 @@ int64_t rt__store_dict_find_stack(const struct rt__store_dict *d, const uint32_t
     return -1;
 }
 
-/* Records index idx (0-based) for id in an id index; 0 or RT_ENOMEM. */
-static int index_id(uint32_t **by_id, size_t *cap, uint32_t id, size_t idx)
+/* The slot of id in x, or NULL when its page is not made. */
+static uint32_t *id_slot(const struct rt__store_id_index *x, uint32_t id)
 {
-    if (grow((void **)by_id, cap, (size_t)id + 1, sizeof(**by_id), true))
+    size_t page = id >> RT__STORE_ID_PAGE_BITS;
+    if (page >= x->npages || !x->pages[page])
+        return NULL;
+    return &x->pages[page][id & (RT__STORE_ID_PAGE - 1)];
+}
+
+/* The index + 1 recorded for id, 0 when none. */
+static uint32_t id_get(const struct rt__store_id_index *x, uint32_t id)
+{
+    const uint32_t *slot = id_slot(x, id);
+    return slot ? *slot : 0;
+}
+
+/* Records index idx (0-based) for id, making its page; 0 or RT_ENOMEM. */
+static int index_id(struct rt__store_id_index *x, uint32_t id, size_t idx)
+{
+    size_t page = id >> RT__STORE_ID_PAGE_BITS;
+    if (grow((void **)&x->pages, &x->npages, page + 1, sizeof(*x->pages), true))
         return RT_ENOMEM;
-    (*by_id)[id] = (uint32_t)(idx + 1);
+    if (!x->pages[page]) {
+        if (!(x->pages[page] = calloc(RT__STORE_ID_PAGE, sizeof(uint32_t))))
+            return RT_ENOMEM;
+        x->made++;
+    }
+    x->pages[page][id & (RT__STORE_ID_PAGE - 1)] = (uint32_t)(idx + 1);
     return 0;
+}
+
+static size_t id_index_bytes(const struct rt__store_id_index *x)
+{
+    return x->npages * sizeof(*x->pages) + x->made * RT__STORE_ID_PAGE * sizeof(uint32_t);
 }
 
 static void insert_slot(uint32_t *slots, size_t nslots, uint64_t h, size_t idx)
@@ -109,7 +140,7 @@ static void insert_slot(uint32_t *slots, size_t nslots, uint64_t h, size_t idx)
 int rt__store_dict_add_frame(struct rt__store_dict *d, uint32_t id, const char *name, size_t len,
                              uint64_t h)
 {
-    if (d->by_id && id < d->cap_frame_by_id && d->frame_by_id[id])
+    if (d->by_id && id_get(&d->frame_by_id, id))
         return 0;
     if (len > UINT32_MAX || d->nframes >= UINT32_MAX - 1)
         return RT_ENOMEM;
@@ -119,12 +150,12 @@ int rt__store_dict_add_frame(struct rt__store_dict *d, uint32_t id, const char *
         rehash(&d->frame_slots, &d->nframe_slots, d->nframes, d->frames, sizeof(*d->frames),
                offsetof(struct rt__store_frame, hash)))
         return RT_ENOMEM;
-    if (d->by_id && index_id(&d->frame_by_id, &d->cap_frame_by_id, id, d->nframes))
+    if (d->by_id && index_id(&d->frame_by_id, id, d->nframes))
         return RT_ENOMEM;
     char *copy = rt_arena_strndup(&d->arena, name, len);
     if (!copy) {
         if (d->by_id)
-            d->frame_by_id[id] = 0;
+            *id_slot(&d->frame_by_id, id) = 0;
         return RT_ENOMEM;
     }
     d->frames[d->nframes] = (struct rt__store_frame){copy, (uint32_t)len, id, h};
@@ -136,7 +167,7 @@ int rt__store_dict_add_frame(struct rt__store_dict *d, uint32_t id, const char *
 int rt__store_dict_add_stack(struct rt__store_dict *d, uint32_t id, const uint32_t *frames,
                              size_t depth, uint64_t h)
 {
-    if (d->by_id && id < d->cap_stack_by_id && d->stack_by_id[id])
+    if (d->by_id && id_get(&d->stack_by_id, id))
         return 0;
     if (depth > UINT32_MAX / sizeof(*frames) || d->nstacks >= UINT32_MAX - 1)
         return RT_ENOMEM;
@@ -146,12 +177,12 @@ int rt__store_dict_add_stack(struct rt__store_dict *d, uint32_t id, const uint32
         rehash(&d->stack_slots, &d->nstack_slots, d->nstacks, d->stacks, sizeof(*d->stacks),
                offsetof(struct rt__store_stack, hash)))
         return RT_ENOMEM;
-    if (d->by_id && index_id(&d->stack_by_id, &d->cap_stack_by_id, id, d->nstacks))
+    if (d->by_id && index_id(&d->stack_by_id, id, d->nstacks))
         return RT_ENOMEM;
     uint32_t *copy = rt_arena_alloc(&d->arena, depth * sizeof(*frames) + 1);
     if (!copy) {
         if (d->by_id)
-            d->stack_by_id[id] = 0;
+            *id_slot(&d->stack_by_id, id) = 0;
         return RT_ENOMEM;
     }
     if (depth)
@@ -164,16 +195,14 @@ int rt__store_dict_add_stack(struct rt__store_dict *d, uint32_t id, const uint32
 
 const char *rt__store_dict_frame_name(const struct rt__store_dict *d, uint32_t id)
 {
-    if (!d->by_id || id >= d->cap_frame_by_id || !d->frame_by_id[id])
-        return NULL;
-    return d->frames[d->frame_by_id[id] - 1].name;
+    uint32_t i = d->by_id ? id_get(&d->frame_by_id, id) : 0;
+    return i ? d->frames[i - 1].name : NULL;
 }
 
 const struct rt__store_stack *rt__store_dict_stack(const struct rt__store_dict *d, uint32_t id)
 {
-    if (!d->by_id || id >= d->cap_stack_by_id || !d->stack_by_id[id])
-        return NULL;
-    return &d->stacks[d->stack_by_id[id] - 1];
+    uint32_t i = d->by_id ? id_get(&d->stack_by_id, id) : 0;
+    return i ? &d->stacks[i - 1] : NULL;
 }
 
 int rt__store_dict_merge(struct rt__store_dict *dst, const struct rt__store_dict *src)
@@ -196,7 +225,7 @@ size_t rt__store_dict_bytes(const struct rt__store_dict *d)
     return d->arena.bytes + d->cap_frames * sizeof(*d->frames) +
            d->cap_stacks * sizeof(*d->stacks) +
            (d->nframe_slots + d->nstack_slots) * sizeof(uint32_t) +
-           (d->cap_frame_by_id + d->cap_stack_by_id) * sizeof(uint32_t);
+           id_index_bytes(&d->frame_by_id) + id_index_bytes(&d->stack_by_id);
 }
 
 size_t rt__store_dict_frame_cost(size_t len)

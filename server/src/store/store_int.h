@@ -110,6 +110,12 @@ struct rt__store_stack {
     uint64_t hash;          /* rt__store_stack_hash of frames */
 };
 
+/* The id indexes' pages: 4,096 ids (16 KiB) each, made when an id in them is cached, so that
+ * the index's memory follows the ids cached, not the largest one (a store that has made
+ * billions of stacks caches its newest ones without a 4-byte slot for each older id). */
+#define RT__STORE_ID_PAGE_BITS 12
+#define RT__STORE_ID_PAGE ((size_t)1 << RT__STORE_ID_PAGE_BITS)
+
 /* Frames and stacks found by id, by name (frames) and by content (stacks). Not thread-safe by
  * itself: the store guards its committed dictionary with dict_lock. */
 struct rt__store_dict {
@@ -123,10 +129,12 @@ struct rt__store_dict {
     uint32_t *stack_slots;               /* open addressing by stack hash: index + 1 */
     size_t nstack_slots;
     bool by_id;                          /* keep the id indexes below */
-    uint32_t *frame_by_id;               /* frame id -> index + 1 (0 = not loaded) */
-    size_t cap_frame_by_id;
-    uint32_t *stack_by_id;               /* stack id -> index + 1 */
-    size_t cap_stack_by_id;
+    struct rt__store_id_index {          /* id -> index + 1 (0 = not loaded), in pages of
+                                            RT__STORE_ID_PAGE ids made as ids are met */
+        uint32_t **pages;                /* directory: page id >> RT__STORE_ID_PAGE_BITS */
+        size_t npages;                   /* its length (pages or NULL) */
+        size_t made;                     /* pages made */
+    } frame_by_id, stack_by_id;
 };
 
 /* A service config's type as the backends store it: "cpu", "wall", or "" for 0 (the

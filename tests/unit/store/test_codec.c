@@ -224,6 +224,47 @@ static void test_dict(void)
     rt__store_dict_cleanup(&d);
 }
 
+/* The id indexes' memory follows the ids cached, not the largest: a store that has made 4
+ * billion stacks caches its newest ones in a page or two, not in a 16 GiB index (a direct
+ * index by id took 4 bytes per id below the largest, past any bound). Ids spread over the
+ * whole range cost a page (16 KiB) each, counted in rt__store_dict_bytes, which the store's
+ * bound reads (docs/internals/store.md). */
+static void test_dict_large_ids(void)
+{
+    struct rt__store_dict d;
+    rt__store_dict_init(&d, true);
+    const uint32_t big = UINT32_MAX - 10;
+    char name[32];
+    for (uint32_t i = 0; i < 1000; i++) { /* the newest 1,000 ids, near the top */
+        int len = snprintf(name, sizeof(name), "f.%u", big - i);
+        CHECK_INT(rt__store_dict_add_frame(&d, big - i, name, (size_t)len,
+                                           rt_hash(name, (size_t)len)), 0);
+        uint32_t frames[2] = {big - i, big - i};
+        CHECK_INT(rt__store_dict_add_stack(&d, big - i, frames, 2,
+                                           rt_hash(frames, sizeof(frames))), 0);
+    }
+    CHECK_STR(rt__store_dict_frame_name(&d, big), "f.4294967285");
+    CHECK_INT(rt__store_dict_stack(&d, big - 999)->frames[1], big - 999);
+    CHECK(rt__store_dict_stack(&d, big - 1000) == NULL);
+    CHECK(rt__store_dict_frame_name(&d, 7) == NULL);
+    CHECK_INT(rt__store_dict_add_frame(&d, big, "other", 5, rt_hash("other", 5)), 0); /* known */
+    CHECK_INT(d.nframes, 1000);
+    /* two pages per index (the 1,000 ids straddle a page's end) and the directories of 2^20
+     * pointers: under 20 MiB, against 32 GiB for two direct indexes */
+    size_t bytes = rt__store_dict_bytes(&d);
+    CHECK(bytes < ((size_t)20 << 20));
+    /* ids spread over the range: a page each, all counted */
+    for (uint32_t i = 1; i <= 100; i++) {
+        uint32_t id = i * 40000000u;
+        uint32_t frames[1] = {id};
+        CHECK_INT(rt__store_dict_add_stack(&d, id, frames, 1, rt_hash(frames, sizeof(frames))),
+                  0);
+    }
+    CHECK_INT(rt__store_dict_stack(&d, 4000000000u)->frames[0], 4000000000u);
+    CHECK(rt__store_dict_bytes(&d) >= bytes + 100 * RT__STORE_ID_PAGE * sizeof(uint32_t));
+    rt__store_dict_cleanup(&d);
+}
+
 int main(void)
 {
     RUN(test_varint);
@@ -231,5 +272,6 @@ int main(void)
     RUN(test_rows_codec);
     RUN(test_rows_sort_is_stable);
     RUN(test_dict);
+    RUN(test_dict_large_ids);
     return TEST_DONE();
 }
