@@ -214,7 +214,10 @@ test("service view: flame graph and timeline; a click on the timeline opens an i
   assert.equal(timelines.length, 1, queries.map(String).join("\n"));
   assert.equal(timelines[0].searchParams.get("buckets"), "30");
   assert.equal(timelines[0].searchParams.get("service"), "shop");
-  assert.ok(queries.filter((u) => u.pathname === "/api/v1/profile").length <= 1, queries.map(String).join("\n"));
+  // the service view's own profile query (a deep link may first show the services page for a
+  // moment, whose capacity probes ask limit=1 of a few services: CI run 12 saw two)
+  const own = queries.filter((u) => u.pathname === "/api/v1/profile" && u.searchParams.get("service") === "shop" && !u.searchParams.has("limit"));
+  assert.ok(own.length <= 1, queries.map(String).join("\n"));
   assert.match(await page.textContent("[data-testid=type-badge]"), /CPU/);
   assert.match(await page.textContent(".timeline .legend"), /declared deploy/);
   await shots(page, "service");
