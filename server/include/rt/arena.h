@@ -23,10 +23,14 @@ void rt_arena_cleanup(struct rt_arena *a);
  * of its own, placed behind the current one so that its room stays in use. */
 void *rt_arena_alloc(struct rt_arena *a, size_t n);
 
+/* n bytes with no alignment (text, varints), packed behind the previous allocation; NULL as
+ * rt_arena_alloc. */
+void *rt_arena_alloc_bytes(struct rt_arena *a, size_t n);
+
 /* n bytes zeroed (count * size, overflow checked); NULL on ENOMEM or overflow. */
 void *rt_arena_calloc(struct rt_arena *a, size_t count, size_t size);
 
-/* A NUL-terminated copy of n bytes of s; NULL on ENOMEM (or n = SIZE_MAX). */
+/* A NUL-terminated copy of n bytes of s, unaligned (rt_arena_alloc_bytes); NULL on ENOMEM (or n = SIZE_MAX). */
 char *rt_arena_strndup(struct rt_arena *a, const char *s, size_t n);
 
 #endif

@@ -31,4 +31,19 @@ struct rt_memory_stats {
  * scrape, not for a hot path. */
 void rt_memory_stats(struct rt_memory_stats *out);
 
+/* How often `roottrace serve` gives malloc's kept free memory back (rt_memory_release), and
+ * how much it lets malloc keep between two releases. The thresholds above keep each arena's
+ * free memory for the next upload; a diff's working memory (tens of MiB, freed by whichever
+ * HTTP thread ran it) is kept the same way, and under the 30,000-instance load it grew to
+ * 64-118 MiB of RSS that no upload reused (docs/performance.md, stop 31). */
+#define RT_MEMORY_RELEASE_INTERVAL_S 5
+#define RT_MEMORY_RELEASE_KEEP ((size_t)16 << 20)
+
+/* When malloc's heaps keep more than keep free bytes, gives the whole pages of their free
+ * memory back to the kernel (glibc's malloc_trim(0): every arena, each under its own lock, in
+ * turn, so one arena's allocations wait at most for that arena's walk). Later blocks fault
+ * those pages in again. Returns the free bytes before the release (mallinfo2), or -1 where
+ * they cannot be read (under AddressSanitizer: nothing is done). */
+long long rt_memory_release(size_t keep);
+
 #endif

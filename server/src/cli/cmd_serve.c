@@ -148,8 +148,12 @@ int rt__cli_serve(int argc, char **argv)
     rt_store_uri_redacted(c.data, where, sizeof(where));
     rt_log(RT_LOG_INFO, "listening on %s (port %u), data in %s, retention %s", opts.listen,
            rt_server_port(srv), where, rt__cli_opt(&c, "retention", "30d"));
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
+    /* Between stop signals, malloc's kept free memory goes back to the kernel now and then
+     * (rt/memory.h). sigtimedwait gives -1 at each tick (EAGAIN) or interruption (EINTR). */
+    const struct timespec tick = {RT_MEMORY_RELEASE_INTERVAL_S, 0};
+    int sig;
+    while ((sig = sigtimedwait(&stop_signals, NULL, &tick)) < 0)
+        rt_memory_release(RT_MEMORY_RELEASE_KEEP);
     rt_log(RT_LOG_INFO, "%s: stopping", strsignal(sig));
     pthread_t watchdog;
     if (pthread_create(&watchdog, NULL, stop_watchdog, NULL) == 0)

@@ -1,4 +1,5 @@
 /* Arena allocation: blocks chained newest first, bump allocation inside a block. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,31 +31,43 @@ void rt_arena_cleanup(struct rt_arena *a)
     rt_arena_init(a);
 }
 
-void *rt_arena_alloc(struct rt_arena *a, size_t n)
+/* n bytes at a multiple of align (1 or 8) inside the newest block, or a new block. */
+static void *alloc_aligned(struct rt_arena *a, size_t n, size_t align)
 {
     if (n > SIZE_MAX - 8 - sizeof(struct rt_arena_block))
         return NULL;
-    n = (n + 7) & ~(size_t)7;
     struct rt_arena_block *b = a->head;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > BLOCK_BYTES / 4 ? n : BLOCK_BYTES;
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || at > b->cap || b->cap - at < n) {
+        bool large = n > BLOCK_BYTES / 4;
+        size_t cap = large ? (n + 7) & ~(size_t)7 : BLOCK_BYTES;
         b = malloc(sizeof(*b) + cap);
         if (!b)
             return NULL;
         b->used = 0;
         b->cap = cap;
         a->bytes += cap;
-        if (cap == n && a->head) { /* a large one: behind the head, whose room stays in use */
+        if (large && a->head) { /* behind the head, whose room stays in use */
             b->next = a->head->next;
             a->head->next = b;
         } else {
             b->next = a->head;
             a->head = b;
         }
+        at = 0;
     }
-    void *p = b->data + b->used;
-    b->used += n;
-    return p;
+    b->used = at + n;
+    return b->data + at;
+}
+
+void *rt_arena_alloc(struct rt_arena *a, size_t n)
+{
+    return alloc_aligned(a, n, 8);
+}
+
+void *rt_arena_alloc_bytes(struct rt_arena *a, size_t n)
+{
+    return alloc_aligned(a, n, 1);
 }
 
 void *rt_arena_calloc(struct rt_arena *a, size_t count, size_t size)
@@ -72,7 +85,7 @@ char *rt_arena_strndup(struct rt_arena *a, const char *s, size_t n)
 {
     if (n == SIZE_MAX)
         return NULL;
-    char *p = rt_arena_alloc(a, n + 1);
+    char *p = rt_arena_alloc_bytes(a, n + 1);
     if (!p)
         return NULL;
     if (n)

@@ -34,3 +34,16 @@ void rt_memory_stats(struct rt_memory_stats *out)
     if (f)
         fclose(f);
 }
+
+long long rt_memory_release(size_t keep)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    (void)keep;
+    return -1;
+#else
+    struct mallinfo2 mi = mallinfo2();
+    if (mi.fordblks > keep)
+        malloc_trim(0);
+    return (long long)mi.fordblks;
+#endif
+}

@@ -376,12 +376,7 @@ static int dict_stack(struct rt_store *s, uint32_t id, uint32_t *frames, size_t 
                       size_t *depth)
 {
     pthread_rwlock_rdlock(&s->dict_lock);
-    const struct rt__store_stack *st = rt__store_dict_stack(&s->dict, id);
-    int rc = !st ? RT_ENOTFOUND : st->depth > cap ? RT_ETOOBIG : 0;
-    if (rc == 0) {
-        memcpy(frames, st->frames, st->depth * sizeof(*frames));
-        *depth = st->depth;
-    }
+    int rc = rt__store_dict_stack(&s->dict, id, frames, cap, depth);
     pthread_rwlock_unlock(&s->dict_lock);
     return rc;
 }
@@ -450,14 +445,14 @@ int rt__store_cache_frame(struct rt_store *s, uint32_t id, const char *name, siz
     return rc;
 }
 
-int rt__store_cache_stack(struct rt_store *s, uint32_t id, const uint32_t *frames,
-                          size_t depth, uint64_t h)
+int rt__store_cache_stack(struct rt_store *s, uint32_t id, const void *enc, size_t nbytes,
+                          uint64_t h)
 {
     pthread_rwlock_wrlock(&s->dict_lock);
-    make_room(s, rt__store_dict_stack_cost(depth));
-    int rc = rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
+    make_room(s, rt__store_dict_stack_cost(nbytes));
+    int rc = rt__store_dict_add_stack_enc(&s->dict, id, enc, nbytes, h);
     if (!rc && over_budget(s))
-        rc = rt__store_dict_add_stack(&s->dict, id, frames, depth, h);
+        rc = rt__store_dict_add_stack_enc(&s->dict, id, enc, nbytes, h);
     pthread_rwlock_unlock(&s->dict_lock);
     return rc;
 }
@@ -468,7 +463,7 @@ int rt__store_cache_merge(struct rt_store *s, const struct rt__store_dict *pendi
     for (size_t i = 0; i < pending->nframes; i++)
         extra += rt__store_dict_frame_cost(pending->frames[i].len);
     for (size_t i = 0; i < pending->nstacks; i++)
-        extra += rt__store_dict_stack_cost(pending->stacks[i].depth);
+        extra += rt__store_dict_stack_cost(pending->stacks[i].nbytes);
     pthread_rwlock_wrlock(&s->dict_lock);
     make_room(s, extra);
     int rc = rt__store_dict_merge(&s->dict, pending);

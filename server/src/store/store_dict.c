@@ -1,6 +1,7 @@
 /* The dictionary of interned frames and stacks: an arena (rt/arena.h) whose memory never moves
- * (rt_store_stack and rt_store_frame_name hand out pointers into it), open-addressing tables
- * by name and by stack hash, and direct indexes by id in pages made as ids are met. */
+ * (frame names are handed out as pointers into it), stacks as packed varints, open-addressing
+ * tables by name and by stack hash at a load of at most 3/4, and direct indexes by id in pages
+ * made as ids are met. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,17 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem, bool zero)
     return 0;
 }
 
-/* Rebuilds a slot table of n slots over count entries whose hashes hash_of gives. */
+/* True when a table of nslots slots must grow before it takes entry count + 1: past a load of
+ * 3/4, where linear probing still finds a hit in ~2.5 probes (1.5 at 1/2). Measured under the
+ * 30,000-instance load: 1/2 kept the stacks' table at a load of 0.29 (16 MiB for 1.2 million
+ * stacks), 3/4 at 0.58 (8 MiB) (docs/performance.md, stop 31). */
+static bool table_full(size_t count, size_t nslots)
+{
+    return (count + 1) * 4 > nslots * 3;
+}
+
+/* Rebuilds a slot table over count entries (hashes at hash_off in each elem-byte entry), with
+ * room for count + 1 at a load of at most 1/2. */
 static int rehash(uint32_t **slots, size_t *nslots, size_t count, const void *entries,
                   size_t elem, size_t hash_off)
 {
@@ -78,16 +89,25 @@ int64_t rt__store_dict_find_frame(const struct rt__store_dict *d, const char *na
     return -1;
 }
 
-int64_t rt__store_dict_find_stack(const struct rt__store_dict *d, const uint32_t *frames,
-                                  size_t depth, uint64_t h)
+/* Bytes of frames[0..depth) as varints. */
+static size_t stack_bytes(const uint32_t *frames, size_t depth)
+{
+    size_t n = depth;
+    for (size_t k = 0; k < depth; k++)
+        for (uint32_t v = frames[k] >> 7; v; v >>= 7)
+            n++;
+    return n;
+}
+
+int64_t rt__store_dict_find_stack(const struct rt__store_dict *d, const void *enc, size_t nbytes,
+                                  uint64_t h)
 {
     if (!d->nstack_slots)
         return -1;
     size_t mask = d->nstack_slots - 1;
     for (size_t j = (size_t)h & mask; d->stack_slots[j]; j = (j + 1) & mask) {
         const struct rt__store_stack *st = &d->stacks[d->stack_slots[j] - 1];
-        if (st->hash == h && st->depth == depth &&
-            memcmp(st->frames, frames, depth * sizeof(*frames)) == 0)
+        if (st->hash == h && st->nbytes == nbytes && (!nbytes || !memcmp(st->enc, enc, nbytes)))
             return st->id;
     }
     return -1;
@@ -146,7 +166,7 @@ int rt__store_dict_add_frame(struct rt__store_dict *d, uint32_t id, const char *
         return RT_ENOMEM;
     if (grow((void **)&d->frames, &d->cap_frames, d->nframes + 1, sizeof(*d->frames), false))
         return RT_ENOMEM;
-    if ((d->nframes + 1) * 2 > d->nframe_slots &&
+    if (table_full(d->nframes, d->nframe_slots) &&
         rehash(&d->frame_slots, &d->nframe_slots, d->nframes, d->frames, sizeof(*d->frames),
                offsetof(struct rt__store_frame, hash)))
         return RT_ENOMEM;
@@ -164,33 +184,69 @@ int rt__store_dict_add_frame(struct rt__store_dict *d, uint32_t id, const char *
     return 0;
 }
 
-int rt__store_dict_add_stack(struct rt__store_dict *d, uint32_t id, const uint32_t *frames,
-                             size_t depth, uint64_t h)
+/* Adds stack id, its varints enc[0..nbytes) written by write(enc, arg) into the arena. */
+static int add_stack(struct rt__store_dict *d, uint32_t id, size_t nbytes, uint64_t h,
+                     void (*write)(unsigned char *enc, const void *arg, size_t nbytes),
+                     const void *arg)
 {
     if (d->by_id && id_get(&d->stack_by_id, id))
         return 0;
-    if (depth > UINT32_MAX / sizeof(*frames) || d->nstacks >= UINT32_MAX - 1)
+    if (nbytes > UINT32_MAX || d->nstacks >= UINT32_MAX - 1)
         return RT_ENOMEM;
     if (grow((void **)&d->stacks, &d->cap_stacks, d->nstacks + 1, sizeof(*d->stacks), false))
         return RT_ENOMEM;
-    if ((d->nstacks + 1) * 2 > d->nstack_slots &&
+    if (table_full(d->nstacks, d->nstack_slots) &&
         rehash(&d->stack_slots, &d->nstack_slots, d->nstacks, d->stacks, sizeof(*d->stacks),
                offsetof(struct rt__store_stack, hash)))
         return RT_ENOMEM;
     if (d->by_id && index_id(&d->stack_by_id, id, d->nstacks))
         return RT_ENOMEM;
-    uint32_t *copy = rt_arena_alloc(&d->arena, depth * sizeof(*frames) + 1);
-    if (!copy) {
+    unsigned char *enc = nbytes ? rt_arena_alloc_bytes(&d->arena, nbytes) : NULL;
+    if (nbytes && !enc) {
         if (d->by_id)
             *id_slot(&d->stack_by_id, id) = 0;
         return RT_ENOMEM;
     }
-    if (depth)
-        memcpy(copy, frames, depth * sizeof(*frames));
-    d->stacks[d->nstacks] = (struct rt__store_stack){copy, (uint32_t)depth, id, h};
+    if (nbytes)
+        write(enc, arg, nbytes);
+    d->stacks[d->nstacks] = (struct rt__store_stack){enc, (uint32_t)nbytes, id, h};
     insert_slot(d->stack_slots, d->nstack_slots, h, d->nstacks);
     d->nstacks++;
     return 0;
+}
+
+/* write for add_stack: arg is the frame ids, nbytes their varints' length. */
+static void write_frames(unsigned char *enc, const void *arg, size_t nbytes)
+{
+    const uint32_t *frames = arg;
+    for (unsigned char *end = enc + nbytes; enc < end; frames++) {
+        uint32_t v = *frames;
+        while (v >= 0x80) {
+            *enc++ = (unsigned char)(v | 0x80);
+            v >>= 7;
+        }
+        *enc++ = (unsigned char)v;
+    }
+}
+
+/* write for add_stack: arg is the encoded stack. */
+static void write_copy(unsigned char *enc, const void *arg, size_t nbytes)
+{
+    memcpy(enc, arg, nbytes);
+}
+
+int rt__store_dict_add_stack(struct rt__store_dict *d, uint32_t id, const uint32_t *frames,
+                             size_t depth, uint64_t h)
+{
+    if (depth > UINT32_MAX / 5)
+        return RT_ENOMEM;
+    return add_stack(d, id, stack_bytes(frames, depth), h, write_frames, frames);
+}
+
+int rt__store_dict_add_stack_enc(struct rt__store_dict *d, uint32_t id, const void *enc,
+                                 size_t nbytes, uint64_t h)
+{
+    return add_stack(d, id, nbytes, h, write_copy, enc);
 }
 
 const char *rt__store_dict_frame_name(const struct rt__store_dict *d, uint32_t id)
@@ -199,10 +255,22 @@ const char *rt__store_dict_frame_name(const struct rt__store_dict *d, uint32_t i
     return i ? d->frames[i - 1].name : NULL;
 }
 
-const struct rt__store_stack *rt__store_dict_stack(const struct rt__store_dict *d, uint32_t id)
+int rt__store_dict_stack(const struct rt__store_dict *d, uint32_t id, uint32_t *frames,
+                         size_t cap, size_t *depth)
 {
     uint32_t i = d->by_id ? id_get(&d->stack_by_id, id) : 0;
-    return i ? &d->stacks[i - 1] : NULL;
+    if (!i)
+        return RT_ENOTFOUND;
+    const struct rt__store_stack *st = &d->stacks[i - 1];
+    const unsigned char *p = st->enc, *end = p + st->nbytes;
+    size_t n = 0;
+    for (uint64_t v; p < end && rt__store_get_uvarint(&p, end, &v); n++) {
+        if (n == cap)
+            return RT_ETOOBIG;
+        frames[n] = (uint32_t)v;
+    }
+    *depth = n;
+    return 0;
 }
 
 int rt__store_dict_merge(struct rt__store_dict *dst, const struct rt__store_dict *src)
@@ -214,7 +282,7 @@ int rt__store_dict_merge(struct rt__store_dict *dst, const struct rt__store_dict
     }
     for (size_t i = 0; i < src->nstacks; i++) {
         const struct rt__store_stack *st = &src->stacks[i];
-        if (rt__store_dict_add_stack(dst, st->id, st->frames, st->depth, st->hash))
+        if (add_stack(dst, st->id, st->nbytes, st->hash, write_copy, st->enc))
             return RT_ENOMEM;
     }
     return 0;
@@ -230,10 +298,10 @@ size_t rt__store_dict_bytes(const struct rt__store_dict *d)
 
 size_t rt__store_dict_frame_cost(size_t len)
 {
-    return len + 1 + sizeof(struct rt__store_frame) + 3 * sizeof(uint32_t);
+    return len + 1 + sizeof(struct rt__store_frame) + 4 * sizeof(uint32_t);
 }
 
-size_t rt__store_dict_stack_cost(size_t depth)
+size_t rt__store_dict_stack_cost(size_t nbytes)
 {
-    return depth * sizeof(uint32_t) + 1 + sizeof(struct rt__store_stack) + 3 * sizeof(uint32_t);
+    return nbytes + sizeof(struct rt__store_stack) + 4 * sizeof(uint32_t);
 }

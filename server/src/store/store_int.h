@@ -102,12 +102,14 @@ struct rt__store_frame {
     uint64_t hash;    /* rt_hash of name */
 };
 
-/* One interned stack. */
+/* One interned stack: its frame ids, root first, as unsigned LEB128 varints packed in the
+ * arena (3 bytes a frame for a fleet's hundreds of thousands of frames, against 4 as an array:
+ * a quarter of the dictionary's memory under the 30,000-instance load, docs/performance.md). */
 struct rt__store_stack {
-    const uint32_t *frames; /* frame ids, root first, in the arena */
-    uint32_t depth;         /* number of frames */
-    uint32_t id;            /* the backend's stack id */
-    uint64_t hash;          /* rt__store_stack_hash of frames */
+    const unsigned char *enc; /* the varints, in the arena (NULL when nbytes is 0) */
+    uint32_t nbytes;          /* bytes of enc */
+    uint32_t id;              /* the backend's stack id */
+    uint64_t hash;            /* the hash the backend gave (rt__store_stack_hash, or its own) */
 };
 
 /* The id indexes' pages: 4,096 ids (16 KiB) each, made when an id in them is cached, so that
@@ -159,21 +161,30 @@ void rt__store_dict_cleanup(struct rt__store_dict *d);
 int64_t rt__store_dict_find_frame(const struct rt__store_dict *d, const char *name, size_t len,
                                   uint64_t h);
 
-/* Id of the stack with these frames and hash h, or -1. */
-int64_t rt__store_dict_find_stack(const struct rt__store_dict *d, const uint32_t *frames,
-                                  size_t depth, uint64_t h);
+/* Id of the stack whose frame ids encode (rt__store_encode_stack) to enc[0..nbytes), with hash
+ * h, or -1. */
+int64_t rt__store_dict_find_stack(const struct rt__store_dict *d, const void *enc, size_t nbytes,
+                                  uint64_t h);
 
 /* Adds a copy of a frame (no-op when id is known already). Returns 0 or RT_ENOMEM. */
 int rt__store_dict_add_frame(struct rt__store_dict *d, uint32_t id, const char *name, size_t len,
                              uint64_t h);
 
-/* Adds a copy of a stack (no-op when id is known already). Returns 0 or RT_ENOMEM. */
+/* Adds a copy of a stack given by its frame ids, or by their encoding enc[0..nbytes)
+ * (rt__store_encode_stack) (no-op when id is known already). Returns 0 or RT_ENOMEM. */
 int rt__store_dict_add_stack(struct rt__store_dict *d, uint32_t id, const uint32_t *frames,
                              size_t depth, uint64_t h);
+int rt__store_dict_add_stack_enc(struct rt__store_dict *d, uint32_t id, const void *enc,
+                                 size_t nbytes, uint64_t h);
 
-/* Frame name / stack by id (needs by_id), or NULL. Valid until d is cleaned up. */
+/* Frame name by id (needs by_id), or NULL. Valid until d is cleaned up. */
 const char *rt__store_dict_frame_name(const struct rt__store_dict *d, uint32_t id);
-const struct rt__store_stack *rt__store_dict_stack(const struct rt__store_dict *d, uint32_t id);
+
+/* Copies the frames of stack id (needs by_id), root first, into frames[0..cap) and their
+ * number into *depth. 0, RT_ENOTFOUND when d does not hold it, RT_ETOOBIG when it has more
+ * than cap frames. */
+int rt__store_dict_stack(const struct rt__store_dict *d, uint32_t id, uint32_t *frames,
+                         size_t cap, size_t *depth);
 
 /* Copies every entry of src into dst (entries dst knows are skipped). Returns 0 or RT_ENOMEM
  * (dst then holds a subset, which is harmless: misses are loaded from the backend). */
@@ -182,10 +193,11 @@ int rt__store_dict_merge(struct rt__store_dict *dst, const struct rt__store_dict
 /* Bytes d holds: its arena and the capacity of its arrays and tables. */
 size_t rt__store_dict_bytes(const struct rt__store_dict *d);
 
-/* Bytes that adding a frame of len bytes (a stack of depth frames) costs d at most,
- * amortized: its copy, its entry, two hash slots and an id slot. */
+/* Bytes that adding a frame of len bytes (a stack of nbytes encoded) costs d at most,
+ * amortized: its copy, its entry, three hash slots (the tables' load is kept between 3/8 and
+ * 3/4) and an id slot. */
 size_t rt__store_dict_frame_cost(size_t len);
-size_t rt__store_dict_stack_cost(size_t depth);
+size_t rt__store_dict_stack_cost(size_t nbytes);
 
 /* ---- The store object ---- */
 
@@ -217,8 +229,8 @@ struct rt_store {
  * simply not cached). The merge adds a transaction's pending dictionary. */
 int rt__store_cache_frame(struct rt_store *s, uint32_t id, const char *name, size_t len,
                           uint64_t h);
-int rt__store_cache_stack(struct rt_store *s, uint32_t id, const uint32_t *frames,
-                          size_t depth, uint64_t h);
+int rt__store_cache_stack(struct rt_store *s, uint32_t id, const void *enc, size_t nbytes,
+                          uint64_t h);
 int rt__store_cache_merge(struct rt_store *s, const struct rt__store_dict *pending);
 
 /* Counts a committed write transaction holding `uploads` rt_store_put_profiles calls. */

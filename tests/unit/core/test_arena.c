@@ -70,8 +70,30 @@ static void test_large_allocations_keep_the_current_block(void)
     rt_arena_cleanup(&a);
 }
 
+/* Unaligned bytes pack behind each other, and the next aligned allocation rounds up again. */
+static void test_packed_bytes(void)
+{
+    struct rt_arena a;
+    rt_arena_init(&a);
+    unsigned char *x = rt_arena_alloc_bytes(&a, 3), *y = rt_arena_alloc_bytes(&a, 5);
+    CHECK(y == x + 3);
+    char *s = rt_arena_strndup(&a, "abc", 3);
+    CHECK((unsigned char *)s == y + 5);
+    CHECK_STR(s, "abc");
+    char *aligned = rt_arena_alloc(&a, 1);
+    CHECK(aligned == (char *)x + 16); /* 3 + 5 + 4 bytes, rounded up to 16 */
+    for (int i = 0; i < 70000; i++)   /* past one block: a new block, still packed */
+        CHECK(rt_arena_alloc_bytes(&a, 1) != NULL);
+    CHECK_INT((int)a.bytes, 2 * 64 * 1024);
+    memset(x, 0xab, 3);
+    memset(y, 0xcd, 5);
+    CHECK_STR(s, "abc");
+    rt_arena_cleanup(&a);
+}
+
 int main(void)
 {
+    RUN(test_packed_bytes);
     RUN(test_alignment_and_stability);
     RUN(test_large_zeroed_and_copies);
     RUN(test_large_allocations_keep_the_current_block);

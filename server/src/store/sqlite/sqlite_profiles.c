@@ -149,10 +149,10 @@ static int intern_stack(struct put_ctx *c, const uint32_t *frames, size_t depth,
         return rt_error_set(err, RT_ENOMEM, "out of memory");
     uint64_t h = rt__store_stack_hash(c->blob.data, c->blob.len);
     pthread_rwlock_rdlock(&c->s->dict_lock);
-    int64_t v = rt__store_dict_find_stack(&c->s->dict, frames, depth, h);
+    int64_t v = rt__store_dict_find_stack(&c->s->dict, c->blob.data, c->blob.len, h);
     pthread_rwlock_unlock(&c->s->dict_lock);
     if (v < 0)
-        v = rt__store_dict_find_stack(&c->pending, frames, depth, h);
+        v = rt__store_dict_find_stack(&c->pending, c->blob.data, c->blob.len, h);
     if (v >= 0) {
         *id = (uint32_t)v;
         return 0;
@@ -161,7 +161,8 @@ static int intern_stack(struct put_ctx *c, const uint32_t *frames, size_t depth,
     if (find_stack_sql(c, h, id, &found, err))
         return err->code;
     if (found) {
-        rt__store_cache_stack(c->s, *id, frames, depth, h); /* a failure only costs a miss */
+        /* a failure only costs a miss */
+        rt__store_cache_stack(c->s, *id, c->blob.data, c->blob.len, h);
         return 0;
     }
     sqlite3_stmt *st = rt__sqlite_stmt(c->w, RT__SQL_STACK_ADD, err);
@@ -175,7 +176,7 @@ static int intern_stack(struct put_ctx *c, const uint32_t *frames, size_t depth,
         return rt__sqlite_fail(c->w, rc, "storing a stack", err);
     if (to_id32(sqlite3_last_insert_rowid(c->w->db), id, "stack", err))
         return err->code;
-    if (rt__store_dict_add_stack(&c->pending, *id, frames, depth, h))
+    if (rt__store_dict_add_stack_enc(&c->pending, *id, c->blob.data, c->blob.len, h))
         return rt_error_set(err, RT_ENOMEM, "out of memory");
     return 0;
 }
@@ -236,7 +237,7 @@ static int map_known(struct put_ctx *c, const struct rt_profile *p)
             continue;
         rc = rt__store_encode_stack(&c->blob, c->sframes, ps->depth);
         int64_t v = rc ? -1
-                       : rt__store_dict_find_stack(&c->s->dict, c->sframes, ps->depth,
+                       : rt__store_dict_find_stack(&c->s->dict, c->blob.data, c->blob.len,
                                                    rt__store_stack_hash(c->blob.data, c->blob.len));
         if (v > 0)
             c->rows[i].stack_id = (uint32_t)v;
@@ -570,8 +571,9 @@ int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, uint32_t *out, size_t
     uint64_t h = (uint64_t)sqlite3_column_int64(st, 0);
     uint32_t *frames;
     size_t depth;
-    int ret = rt__store_decode_stack(sqlite3_column_blob(st, 1),
-                                     (size_t)sqlite3_column_bytes(st, 1), &frames, &depth);
+    const void *blob = sqlite3_column_blob(st, 1);
+    size_t nbytes = (size_t)sqlite3_column_bytes(st, 1);
+    int ret = rt__store_decode_stack(blob, nbytes, &frames, &depth);
     if (ret) {
         ret = rt_error_set(err, RT_EIO, "stack %u unreadable (%s)", id, rt_strerror(ret));
         goto out_end_read;
@@ -581,7 +583,7 @@ int rt__sqlite_load_stack(struct rt_store *s, uint32_t id, uint32_t *out, size_t
     } else {
         memcpy(out, frames, depth * sizeof(*out));
         *out_depth = depth;
-        rt__store_cache_stack(s, id, frames, depth, h); /* a failure only costs a miss */
+        rt__store_cache_stack(s, id, blob, nbytes, h); /* a failure only costs a miss */
     }
     free(frames);
 out_end_read:
