@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# SDK overhead: the same fixed workload timed with the SDK at defaults and without it, in the
-# same run, alternating (off/on, then on/off, ...), against a real server this script starts
-# with profiling turned on. Prints the median wall and CPU time of each and their ratio, with
-# PASS/OVER against the goals (Node and Go <= 1 %, Python, Java and PHP <= 2 %). Figures, never a failure on time:
-# benchmarks are not tests (STYLE.md); the exit status is non-zero only when a run breaks.
+# SDK overhead: the same fixed workload run with the SDK at defaults and without it, as
+# co-scheduled pairs (copair.py: both runs of a pair side by side on one CPU, which cancels the
+# host's speed swings), against a real server this script starts with profiling turned on. Go
+# runs twice: quiet, and beside one CPU-bound process per CPU. summary.py prints, per SDK, the
+# paired CPU ratio with its standard error and a verdict against the goals (Node and Go <= 1 %,
+# Python, Java and PHP <= 2 %), or the number of pairs a verdict would take. Figures, never a
+# failure on time: benchmarks are not tests (STYLE.md); the exit status is non-zero only when a
+# run breaks.
 # Usage: bench/sdk_overhead/run.sh [--rounds N] [--node-work N] [--python-work N] [--go-work N]
 #                                  [--java-work N] [--php-work N]
 #                                  [--only node|python|go|java|php]  (from anywhere in the repo)
@@ -12,12 +15,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 HERE=bench/sdk_overhead
 BUILD=${BUILD:-build}
-ROUNDS=10         # pairs of runs per SDK
-NODE_WORK=350     # work_node.js rounds: ~5 s per run on the machine of docs/performance.md
-PY_WORK=175       # work_python.py rounds per compute thread: ~3.5 s per run there
-GO_WORK=110       # work_go rounds: ~5 s per run there
-JAVA_WORK=600     # WorkJava rounds: ~5 s per run there
-PHP_WORK=1500     # work_php.php requests of ~2 ms each: ~3.5 s per run there
+ROUNDS=20         # pairs of runs per SDK (and per condition for Go)
+# Work per run: ~1 s of CPU on the machine of docs/performance.md (~2 s of wall side by side)
+NODE_WORK=80      # work_node.js rounds
+PY_WORK=50        # work_python.py rounds per compute thread
+GO_WORK=20        # work_go rounds
+JAVA_WORK=120     # WorkJava rounds
+PHP_WORK=400      # work_php.php requests of ~2 ms each
 ONLY=
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -38,6 +42,8 @@ done
 make -s BUILD="$BUILD" all
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/rt-bench-sdk-XXXXXX")
+RESULTS=$BUILD/bench-sdk  # the runs' JSON lines, kept: python3 $HERE/summary.py $RESULTS
+rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 server_pid=
 cleanup() {
     [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
@@ -49,7 +55,8 @@ trap cleanup EXIT
 TOKEN="rt_bench_admin_$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 URL="http://127.0.0.1:$PORT"
-ROOTTRACE_BOOTSTRAP_TOKEN=$TOKEN "$BUILD/roottrace" serve --data "$out/data" \
+# The server on the last CPU, away from the pairs on CPU 0 (when there are two).
+ROOTTRACE_BOOTSTRAP_TOKEN=$TOKEN taskset -c $(($(nproc) - 1)) "$BUILD/roottrace" serve --data "$out/data" \
     --listen "127.0.0.1:$PORT" >"$out/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do
@@ -61,40 +68,34 @@ curl -fs "$URL/healthz" >/dev/null ||
 api() { curl -fsS -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
 KEY=$(api -X POST -d '{"scope": "ingest"}' "$URL/api/v1/keys" |
       python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
-for s in bench-node bench-python bench-go bench-java bench-php; do
+for s in bench-go bench-php; do
     api -X PUT -d '{"enabled": true}' "$URL/api/v1/services/$s/profiling" >/dev/null
+done
+# The samplers that tick on wall time (V8, Python's and Java's wall samplers) at twice their
+# default interval (docs/control-plane.md: 10, 20, 50 ms): side by side a run has half a CPU,
+# so this keeps the default's samples per CPU-second of work. Go's and excimer's tick on CPU.
+for s in node:20000 python:40000 java:100000; do
+    api -X PUT -d "{\"enabled\": true, \"sampling_interval_us\": ${s#*:}}" \
+        "$URL/api/v1/services/bench-${s%%:*}/profiling" >/dev/null
 done
 
 cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "== machine: $(nproc) CPUs, $cpu_model, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== node $(node --version), $(python3 --version 2>&1); server $URL, profiling on at the defaults"
-echo "== $ROUNDS pairs per SDK, alternating; the workloads time their own work (see work_*.js/py)"
+echo "== $ROUNDS co-scheduled pairs per SDK on CPU 0 (copair.py); the workloads time their own work"
 
-# run_pairs NAME CMD_OFF... -- CMD_ON...: ROUNDS pairs, order flipped every pair; one JSON
-# line per run into $out/NAME.jsonl.
+# run_pairs NAME [copair.py options] -- CMD_OFF... -- CMD_ON...: ROUNDS co-scheduled pairs
+# (copair.py: both runs side by side on CPU 0), one JSON line per run into $RESULTS/NAME.jsonl.
 run_pairs() {
     local name=$1; shift
-    local off=() on=()
-    while [ "$1" != "--" ]; do off+=("$1"); shift; done
-    shift
-    on=("$@")
-    : >"$out/$name.jsonl"
-    for r in $(seq "$ROUNDS"); do
-        local order="off on"
-        [ $((r % 2)) -eq 0 ] && order="on off"
-        for v in $order; do
-            if [ "$v" = off ]; then "${off[@]}"; else "${on[@]}"; fi >>"$out/$name.jsonl" \
-                || { echo "$name: a $v run failed"; return 1; }
-            printf '  %s pair %d: %s\n' "$name" "$r" "$(tail -1 "$out/$name.jsonl" | cut -c1-160)"
-        done
-    done
+    python3 "$HERE/copair.py" --out "$RESULTS/$name.jsonl" --pairs "$ROUNDS" --label "$name" "$@"
 }
 
 status=0
 if [ -z "$ONLY" ] || [ "$ONLY" = node ]; then
     echo
     echo "== Node: work_node.js $NODE_WORK rounds (JSON, sha256, strings; one thread)"
-    run_pairs node node "$HERE/work_node.js" "$NODE_WORK" -- \
+    run_pairs node -- node "$HERE/work_node.js" "$NODE_WORK" -- \
         node "$HERE/work_node.js" "$NODE_WORK" "$PWD/sdk/node" "$URL" "$KEY" bench-node || status=1
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = python ]; then
@@ -103,7 +104,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = python ]; then
         'import roottrace; roottrace.start; roottrace.stop' 2>"$out/pyimport.txt"; then
         echo "== Python: work_python.py $PY_WORK rounds x 4 compute threads," \
             "3 sleeping, 3 blocked"
-        run_pairs python python3 "$HERE/work_python.py" "$PY_WORK" -- \
+        run_pairs python -- python3 "$HERE/work_python.py" "$PY_WORK" -- \
             env PYTHONPATH="$PWD/sdk/python/src" python3 "$HERE/work_python.py" "$PY_WORK" \
             "$URL" "$KEY" bench-python || status=1
     else
@@ -115,23 +116,36 @@ if [ -z "$ONLY" ] || [ "$ONLY" = go ]; then
     echo
     echo "== Go: work_go $GO_WORK rounds (JSON, sha256, strings; goroutines)"
     (cd "$HERE/work_go" && GOTOOLCHAIN=local GOPROXY=off go build -o "$out/work_go" .)
-    run_pairs go "$out/work_go" "$GO_WORK" -- \
-        "$out/work_go" "$GO_WORK" "$URL" "$KEY" bench-go || status=1
+    # GOMAXPROCS as on the whole machine (taskset alone would make it 1). Quiet: the pair
+    # alone on its CPU; loaded: beside one CPU-bound process per CPU; heap256: quiet, with
+    # 256 MiB kept live (a service with a real heap; 3x the pairs: its cost is near 0).
+    for cond in quiet loaded heap256; do
+        load=0 heap=0 pairs=$ROUNDS
+        [ $cond = loaded ] && load=$(nproc)
+        [ $cond = heap256 ] && heap=256 pairs=$((3 * ROUNDS))
+        run_pairs "go-$cond" --pairs "$pairs" --load "$load" --env "GOMAXPROCS=$(nproc)" \
+            --env "RT_BENCH_LIVE_HEAP_MB=$heap" -- "$out/work_go" "$GO_WORK" -- \
+            "$out/work_go" "$GO_WORK" "$URL" "$KEY" bench-go || status=1
+    done
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = java ]; then
     echo
     echo "== Java: WorkJava $JAVA_WORK rounds (compute threads, sleeping and blocked ones)"
     (cd sdk/java && mvn -q -B package -DskipTests)
     JAR=sdk/java/target/roottrace-agent.jar
-    run_pairs java java -cp "$JAR" "$HERE/work_java/WorkJava.java" "$JAVA_WORK" -- \
-        java -cp "$JAR" "$HERE/work_java/WorkJava.java" "$JAVA_WORK" "$URL" "$KEY" bench-java \
-        || status=1
+    javac -cp "$JAR" -d "$out/java" "$HERE/work_java/WorkJava.java"
+    # The JVM's own noise fixed the same on both sides: run to run, C2's compile timing and
+    # the GC's sizing moved a run's CPU by +-15-30 % (A/A pairs); with the serial GC, a fixed
+    # heap and C1 only, by +-1 %.
+    JVM=(java -XX:+UseSerialGC -Xms256m -Xmx256m -XX:TieredStopAtLevel=1 -cp "$JAR:$out/java")
+    run_pairs java -- "${JVM[@]}" WorkJava "$JAVA_WORK" -- \
+        "${JVM[@]}" WorkJava "$JAVA_WORK" "$URL" "$KEY" bench-java || status=1
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = php ]; then
     echo
     if php -r 'exit(extension_loaded("excimer") ? 0 : 1);'; then
         echo "== PHP: work_php.php $PHP_WORK requests (JSON, sha256, strings; ~2 ms each)"
-        run_pairs php php "$HERE/work_php.php" "$PHP_WORK" -- \
+        run_pairs php -- php "$HERE/work_php.php" "$PHP_WORK" -- \
             php "$HERE/work_php.php" "$PHP_WORK" "$URL" "$KEY" bench-php || status=1
     else
         echo "== PHP: skipped, ext-excimer is not loaded (apt-get install php-excimer)"
@@ -139,5 +153,5 @@ if [ -z "$ONLY" ] || [ "$ONLY" = php ]; then
 fi
 
 echo
-python3 "$HERE/summary.py" "$out" "$URL" "$TOKEN"
+python3 "$HERE/summary.py" "$RESULTS" "$URL" "$TOKEN"
 exit $status

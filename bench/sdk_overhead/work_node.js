@@ -50,6 +50,15 @@ function cpuS() {
   return (u.user + u.system) / 1e6;
 }
 
+// With RT_BENCH_BARRIER set (bench/sdk_overhead/copair.py), says "ready" on stderr and waits
+// for a line on stdin, so that the two runs of a pair start their timed work together.
+function barrier() {
+  if (!process.env.RT_BENCH_BARRIER) return;
+  const fs = require('node:fs');
+  fs.writeSync(2, 'ready\n');
+  fs.readSync(0, Buffer.alloc(1), 0, 1, null);
+}
+
 async function main() {
   let profiler = null;
   let rt = null;
@@ -64,6 +73,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, 10));
     }
   }
+  barrier();
   const t0 = performance.now();
   const c0 = cpuS();
   let check = 0;

@@ -78,6 +78,12 @@ if ($sdk) {
     }
 }
 
+// With RT_BENCH_BARRIER set (bench/sdk_overhead/copair.py), say "ready" on stderr and wait for
+// a line on stdin, so that the two runs of a pair start their timed work together.
+if (getenv('RT_BENCH_BARRIER')) {
+    fwrite(STDERR, "ready\n");
+    fgets(STDIN);
+}
 $check = 0;
 $t0 = microtime(true);
 $c0 = cpu_s();

@@ -12,6 +12,7 @@ Prints one JSON line: {"sdk", "wall_s", "cpu_s", "stop_wall_s", "stop_cpu_s", "c
 "sdk_status"}."""
 import hashlib
 import json
+import os
 import queue
 import socket
 import sys
@@ -77,6 +78,15 @@ def socket_waiter(stop, sock):
             pass
 
 
+def barrier():
+    """With RT_BENCH_BARRIER set (bench/sdk_overhead/copair.py), says "ready" on stderr and
+    waits for a line on stdin, so that the two runs of a pair start their timed work together."""
+    if os.environ.get("RT_BENCH_BARRIER"):
+        sys.stderr.write("ready\n")
+        sys.stderr.flush()
+        sys.stdin.readline()
+
+
 def main():
     rounds = int(sys.argv[1])
     rt = None
@@ -100,6 +110,7 @@ def main():
     others += [threading.Thread(target=queue_waiter, args=(stop, q)),
                threading.Thread(target=lock_waiter, args=(stop, held)),
                threading.Thread(target=socket_waiter, args=(stop, b))]
+    barrier()
     t0, c0 = time.perf_counter(), time.process_time()
     for t in others + workers:
         t.start()

@@ -39,7 +39,10 @@ func main() {
 	}
 	if os.Getenv("ROOTTRACE_SERVER") != "" {
 		// Server and Key come from ROOTTRACE_SERVER and ROOTTRACE_KEY.
-		if err := roottrace.Start(roottrace.Options{Service: service, Version: version}); err != nil {
+		// Back to back: the demo squeezes an hour into 60 s windows, where the default's 5 s
+		// of every minute on a tiny heap (sdk/go/heap.go) would leave one profile a window.
+		opts := roottrace.Options{Service: service, Version: version, DutyCycle: roottrace.Continuous}
+		if err := roottrace.Start(opts); err != nil {
 			log.Printf("profiling not started: %v", err)
 		}
 	}

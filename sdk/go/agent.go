@@ -76,15 +76,17 @@ type agent struct {
 	declined     bool          // the last StartCPUProfile failed: someone else holds it
 	pollInterval time.Duration // from the last valid config, else the default
 
-	etag      string        // sent on the next poll (under mu)
-	polls     atomic.Int64  // config requests started
-	holding   atomic.Bool   // our own CPU profile is running
-	profiling atomic.Bool   // profiling (holding, or in the off part of a duty cycle)
-	starts    atomic.Int64  // successful StartCPUProfile calls
-	samples   atomic.Int64  // samples in the profiles made (the SDK's own left out)
-	ctlGen    atomic.Uint64 // generation of the last control stored
-	reacted   atomic.Uint64 // generation of the last control the profiler acted on
-	reactCh   chan struct{} // signalled when reacted is stored
+	etag      string          // sent on the next poll (under mu)
+	polls     atomic.Int64    // config requests started
+	holding   atomic.Bool     // our own CPU profile is running
+	profiling atomic.Bool     // profiling (holding, or in the off part of a duty cycle)
+	heapAtMin atomic.Bool     // the default duty cycle found the heap at its minimum (heap.go)
+	heapProbe func() heapGoal // the runtime's heap goal (readHeapGoal except in tests)
+	starts    atomic.Int64    // successful StartCPUProfile calls
+	samples   atomic.Int64    // samples in the profiles made (the SDK's own left out)
+	ctlGen    atomic.Uint64   // generation of the last control stored
+	reacted   atomic.Uint64   // generation of the last control the profiler acted on
+	reactCh   chan struct{}   // signalled when reacted is stored
 
 	wake       chan struct{}      // wakes the profiler: config change or stop
 	upKick     chan struct{}      // ends the uploader's retry backoff: the server is back
@@ -104,7 +106,7 @@ func newAgent(opts Options, lim limits) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent{opts: opts, lim: lim, http: c, pollInterval: lim.defaultPoll,
+	a := &agent{opts: opts, lim: lim, http: c, pollInterval: lim.defaultPoll, heapProbe: readHeapGoal,
 		wake: make(chan struct{}, 1), upKick: make(chan struct{}, 1), reactCh: make(chan struct{}, 1), stopCh: make(chan struct{}),
 		profDone: make(chan struct{}), upDone: make(chan struct{}), pollDone: make(chan struct{})}
 	a.up = newUploader(a)
@@ -302,6 +304,9 @@ func (a *agent) profilingReason(cfg *remoteConfig) string {
 	}
 	if d := a.opts.DutyCycle; d.active() {
 		rs = append(rs, fmt.Sprintf("duty cycle %s every %s", d.On, d.Every))
+	} else if d == (DutyCycle{}) && a.heapAtMin.Load() {
+		d = a.lim.defaultDuty
+		rs = append(rs, fmt.Sprintf("duty cycle %s every %s (heap at the GC's minimum goal)", d.On, d.Every))
 	}
 	out := ""
 	for i, r := range rs {

@@ -105,8 +105,15 @@ func (a *agent) runSessions(s *session, cfg *remoteConfig) time.Time {
 			a.holding.Store(false)
 		}
 	}()
-	duty := a.opts.DutyCycle
+	duty, adaptive := a.opts.DutyCycle, a.opts.DutyCycle == (DutyCycle{})
+	if adaptive {
+		// The default: an "on" part as long as the default duty cycle's, at whose end the
+		// heap decides (heap.go): at the GC's minimum goal, the off part; otherwise back to
+		// back, and the heap is looked at again at the end of each profile.
+		duty = a.lim.defaultDuty
+	}
 	dutyStart := s.start
+	bounded := duty.active() // the current "on" part ends at dutyStart + duty.On
 	for {
 		c := a.control()
 		stale := time.Now()
@@ -114,7 +121,7 @@ func (a *agent) runSessions(s *session, cfg *remoteConfig) time.Time {
 			cfg, stale = c.cfg, c.staleAt()
 		}
 		end := s.start.Add(cfg.uploadInterval)
-		if duty.active() && dutyStart.Add(duty.On).Before(end) {
+		if bounded && dutyStart.Add(duty.On).Before(end) {
 			end = dutyStart.Add(duty.On)
 		}
 		if stale.Before(end) {
@@ -131,7 +138,17 @@ func (a *agent) runSessions(s *session, cfg *remoteConfig) time.Time {
 		}
 		pprof.StopCPUProfile() // ours: startSession succeeded
 		a.holding.Store(false)
-		more := !off && !(duty.active() && !now.Before(dutyStart.Add(duty.On)))
+		onOver := bounded && !now.Before(dutyStart.Add(duty.On))
+		if adaptive && !off {
+			atMin := a.heapProbe().atMinimum(a.lim.heapMinimum)
+			a.heapAtMin.Store(atMin)
+			if onOver && !atMin {
+				onOver, bounded = false, false // a real heap: back to back from here
+			} else if !bounded && atMin {
+				onOver, dutyStart = true, now.Add(-duty.On) // the off part, from now
+			}
+		}
+		more := !off && !onOver
 		var next *session
 		cpu1 := processCPUNs()
 		wall1 := s.wall0 + int64(now.Sub(s.start))

@@ -9,15 +9,19 @@
 //	work_go ROUNDS SERVER KEY SERVICE      (SDK at defaults)
 //
 // Prints one JSON line: {"sdk", "wall_s", "cpu_s", "stop_wall_s", "stop_cpu_s",
-// "checksum", "sdk_status"}.
+// "checksum", "sdk_status", "gc_cycles", "heap_goal_bytes"}: the GC cycles of the timed work,
+// and the GC's heap goal at its end.
 package main
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +87,22 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
+// heapGoal is the GC's heap goal in bytes: at the end of the work, with the SDK's profile
+// still running (sdk/go/heap.go decides the default duty cycle on it).
+func heapGoal() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// gcCycles is the number of GC cycles the runtime has completed (what GODEBUG=gctrace=1
+// prints a line for).
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
 func fail(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, format+"\n", args...)
 	os.Exit(1)
@@ -110,6 +130,22 @@ func main() {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	// RT_BENCH_LIVE_HEAP_MB=N keeps N MiB live for the whole run: the variant of a service with
+	// a real heap (the GC's goal then sits at about twice N, not at its 4 MiB minimum).
+	var live []uint64
+	if mb, _ := strconv.Atoi(os.Getenv("RT_BENCH_LIVE_HEAP_MB")); mb > 0 {
+		live = make([]uint64, mb<<20/8)
+		for i := range live {
+			live[i] = uint64(i)
+		}
+	}
+	// With RT_BENCH_BARRIER set (bench/sdk_overhead/copair.py), say "ready" on stderr and wait
+	// for a line on stdin, so that the two runs of a pair start their timed work together.
+	if os.Getenv("RT_BENCH_BARRIER") != "" {
+		fmt.Fprintln(os.Stderr, "ready")
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	}
+	gc0 := gcCycles()
 	t0, c0 := time.Now(), cpuSeconds()
 	sums := make([]uint64, workers)
 	var wg sync.WaitGroup
@@ -124,8 +160,11 @@ func main() {
 	}
 	wg.Wait()
 	wall, cpu := time.Since(t0).Seconds(), cpuSeconds()-c0
+	gcs, goal := gcCycles()-gc0, heapGoal()
+	runtime.KeepAlive(live)
 	out := map[string]interface{}{"sdk": sdk, "wall_s": wall, "cpu_s": cpu,
-		"stop_wall_s": nil, "stop_cpu_s": nil, "sdk_status": nil}
+		"stop_wall_s": nil, "stop_cpu_s": nil, "sdk_status": nil, "gc_cycles": gcs,
+		"heap_goal_bytes": goal}
 	if sdk {
 		s0, sc0 := time.Now(), cpuSeconds()
 		roottrace.Stop(5 * time.Second)

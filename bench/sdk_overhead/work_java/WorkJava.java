@@ -6,7 +6,8 @@
 // once without it) to its end;
 // with the SDK, RootTrace.stop() (end the profile, encode, upload) is timed apart.
 //
-// Usage (single-file source launch, JDK 11+; the agent jar on the class path):
+// Usage (single-file source launch, JDK 11+, or compiled as run.sh does; the agent jar on the
+// class path):
 //   java -cp sdk/java/target/roottrace-agent.jar bench/sdk_overhead/work_java/WorkJava.java ROUNDS
 //   java -cp sdk/java/target/roottrace-agent.jar bench/sdk_overhead/work_java/WorkJava.java \
 //        ROUNDS SERVER KEY SERVICE
@@ -33,6 +34,8 @@ public class WorkJava {
     static final int COMPUTE = 4;
     static final int SLEEPERS = 3;
     static volatile boolean stop;
+
+    static final int WARMUP_ROUNDS = 150; // before a co-scheduled run's barrier
 
     static long oneRound(long seed) throws Exception {
         long check = 0;
@@ -171,6 +174,22 @@ public class WorkJava {
                 // closed
             }
         }));
+        // With RT_BENCH_BARRIER set (bench/sdk_overhead/copair.py), say "ready" on stderr and
+        // wait for a line on stdin, so that the two runs of a pair start their work together.
+        if (System.getenv("RT_BENCH_BARRIER") != null) {
+            // Warm the JIT first (untimed, the same seeds in both runs): compiling oneRound
+            // inside the timed part varied a run's CPU by +-20 %.
+            long warm = 0;
+            for (int r = 0; r < WARMUP_ROUNDS; r++) {
+                warm += oneRound(-1 - r);
+            }
+            if (warm == 42) {
+                System.err.println("(warm-up checksum)");
+            }
+            System.err.println("ready");
+            System.err.flush();
+            System.in.read();
+        }
         long t0 = System.nanoTime();
         long c0 = processCpuNs();
         for (Thread t : others) {
