@@ -80,7 +80,7 @@ type agent struct {
 	polls     atomic.Int64    // config requests started
 	holding   atomic.Bool     // our own CPU profile is running
 	profiling atomic.Bool     // profiling (holding, or in the off part of a duty cycle)
-	heapAtMin atomic.Bool     // the default duty cycle found the heap at its minimum (heap.go)
+	heapAtMin atomic.Bool     // the default duty cycle found the heap near its minimum (heap.go)
 	heapProbe func() heapGoal // the runtime's heap goal (readHeapGoal except in tests)
 	starts    atomic.Int64    // successful StartCPUProfile calls
 	samples   atomic.Int64    // samples in the profiles made (the SDK's own left out)
@@ -306,7 +306,7 @@ func (a *agent) profilingReason(cfg *remoteConfig) string {
 		rs = append(rs, fmt.Sprintf("duty cycle %s every %s", d.On, d.Every))
 	} else if d == (DutyCycle{}) && a.heapAtMin.Load() {
 		d = a.lim.defaultDuty
-		rs = append(rs, fmt.Sprintf("duty cycle %s every %s (heap at the GC's minimum goal)", d.On, d.Every))
+		rs = append(rs, fmt.Sprintf("duty cycle %s every %s (heap near the GC's minimum goal)", d.On, d.Every))
 	}
 	out := ""
 	for i, r := range rs {

@@ -49,6 +49,7 @@ type limits struct {
 	dutyOnMin             time.Duration // shortest duty-cycle "on" part
 	defaultDuty           DutyCycle     // the zero DutyCycle's cycle, while the heap is at its minimum
 	heapMinimum           uint64        // the GC's minimum heap goal at GOGC=100 (heap.go)
+	heapReadEvery         time.Duration // between reads of the heap goal while profiling
 	defaultUpload         time.Duration // upload interval when the config leaves it out
 	defaultPoll           time.Duration // poll interval before a config, or when left out
 }
@@ -108,11 +109,12 @@ func defaultLimits() limits {
 		flushTimeout: 5 * time.Second,
 		// The shortest "on" part of a duty cycle: a shorter profile holds too few samples.
 		dutyOnMin: 1 * time.Second,
-		// The zero DutyCycle profiles back to back, except while the GC's heap goal sits at
-		// its minimum (heap.go): there 5 s of every minute, which brings work_go's +6 % CPU
-		// under 1 % (docs/performance.md, *SDK overhead*).
-		defaultDuty: DutyCycle{On: 5 * time.Second, Every: time.Minute},
-		heapMinimum: 4 << 20, // runtime/mgcpacer.go: heapMinimum = defaultHeapMinimum (4 MiB)
+		// The zero DutyCycle profiles back to back, except while the GC's heap goal sits
+		// near its minimum (heap.go): there 5 s of every minute, which brings work_go's +6 %
+		// CPU under 1 % (docs/performance.md, *SDK overhead*).
+		defaultDuty:   DutyCycle{On: 5 * time.Second, Every: time.Minute},
+		heapMinimum:   4 << 20, // runtime/mgcpacer.go: defaultHeapMinimum (4 MiB)
+		heapReadEvery: 500 * time.Millisecond,
 		// Defaults the server would send for runtime=go, for fields a config leaves out.
 		defaultUpload: 60 * time.Second,
 		defaultPoll:   10 * time.Second,

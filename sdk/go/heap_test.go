@@ -8,33 +8,60 @@ import (
 	"time"
 )
 
-func TestHeapGoalAtMinimum(t *testing.T) {
+func TestHeapGoalCostly(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
 		h    heapGoal
 		want bool
 	}{
-		{heapGoal{goal: 4 * mib, gogc: 100}, true},
-		{heapGoal{goal: 5 * mib, gogc: 100}, true},     // within a quarter of 4 MiB
-		{heapGoal{goal: 5*mib + 1, gogc: 100}, false},  // above it: the goal grows with the buffer
-		{heapGoal{goal: 256 * mib, gogc: 100}, false},  // a real heap
-		{heapGoal{goal: 10 * mib, gogc: 200}, true},    // GOGC=200: minimum 8 MiB
-		{heapGoal{goal: 10*mib + 1, gogc: 200}, false}, //
-		{heapGoal{goal: 2 * mib, gogc: 50}, true},      // GOGC=50: minimum 2 MiB
-		{heapGoal{goal: 4 * mib, gogc: -1}, false},     // GOGC=off: no cycles to add
-		{heapGoal{goal: 0, gogc: 100}, false},          // nothing read
+		{heapGoal{goal: 4 * mib, gogc: 100}, true},                  // at the minimum
+		{heapGoal{goal: 4*mib + profBufBytes - 1, gogc: 100}, true}, // the buffer still takes room
+		{heapGoal{goal: 4*mib + profBufBytes, gogc: 100}, false},    // the goal grew with it
+		{heapGoal{goal: 256 * mib, gogc: 100}, false},               // a real heap
+		{heapGoal{goal: 8*mib + profBufBytes - 1, gogc: 200}, true}, // GOGC=200: minimum 8 MiB
+		{heapGoal{goal: 8*mib + profBufBytes, gogc: 200}, false},    //
+		{heapGoal{goal: 2*mib + profBufBytes/2, gogc: 50}, true},    // GOGC=50: minimum 2 MiB
+		{heapGoal{goal: 3 * mib, gogc: 20}, false},                  // GOGC=20: 0.8 MiB + the buffer
+		{heapGoal{goal: 4 * mib, gogc: -1}, false},                  // GOGC=off
+		{heapGoal{goal: 0, gogc: 100}, false},                       // nothing read
 	} {
-		if got := c.h.atMinimum(4 * mib); got != c.want {
+		if got := c.h.costly(4 * mib); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.h, got, c.want)
 		}
+	}
+}
+
+// The lowest goal read over a profile decides: one high read in the middle of a GC cycle
+// does not take a minimum heap for a real one.
+func TestHeapWatchKeepsTheLowestRead(t *testing.T) {
+	const mib = 1 << 20
+	reads := []uint64{13 * mib, 4 * mib, 7 * mib}
+	n := 0
+	w := &heapWatch{probe: func() heapGoal { n++; return heapGoal{goal: reads[(n-1)%len(reads)], gogc: 100} },
+		every: time.Second}
+	t0 := time.Now()
+	w.reset(t0)
+	w.read(t0.Add(500 * time.Millisecond)) // not due yet
+	for i := 1; i <= 3; i++ {
+		w.read(t0.Add(time.Duration(i) * time.Second))
+	}
+	if n != 3 || w.low.goal != 4*mib || !w.costly(t0.Add(4*time.Second), 4*mib) {
+		t.Fatalf("%d reads, lowest %d", n, w.low.goal)
+	}
+	// No read yet since the reset: costly reads once, now.
+	reads = []uint64{64 * mib}
+	n = 0
+	w.reset(t0)
+	if w.costly(t0, 4*mib) || n != 1 {
+		t.Fatalf("%d reads, lowest %d", n, w.low.goal)
 	}
 }
 
 // The runtime's own figures: a goal of at least the minimum, and GOGC as the environment
 // sets it (100 when unset).
 func TestReadHeapGoal(t *testing.T) {
-	if os.Getenv("GOGC") != "" {
-		t.Skip("GOGC is set in the environment")
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOGC or GOMEMLIMIT is set in the environment")
 	}
 	h := readHeapGoal()
 	if h.gogc != 100 || h.goal < defaultLimits().heapMinimum {
@@ -79,7 +106,7 @@ func TestDefaultDutyCycleFollowsTheHeap(t *testing.T) {
 	if !waitFor(2*time.Second, func() bool { return !a.holding.Load() }) || !a.profiling.Load() {
 		t.Fatalf("%+v", a.report())
 	}
-	want := "profiling: duty cycle 1s every 2.5s (heap at the GC's minimum goal)"
+	want := "profiling: duty cycle 1s every 2.5s (heap near the GC's minimum goal)"
 	if s := a.report().Status; s != want {
 		t.Fatalf("%q, want %q", s, want)
 	}
@@ -105,7 +132,7 @@ func TestDefaultDutyCycleFollowsTheHeap(t *testing.T) {
 	if !waitFor(3*time.Second, func() bool { return !a.holding.Load() }) {
 		t.Fatalf("%+v", a.report())
 	}
-	if s := a.report().Status; !strings.HasSuffix(s, "(heap at the GC's minimum goal)") {
+	if s := a.report().Status; !strings.HasSuffix(s, "(heap near the GC's minimum goal)") {
 		t.Fatalf("%q", s)
 	}
 }

@@ -55,6 +55,7 @@ func (a *agent) profileLoop() {
 		now := time.Now()
 		if !c.allows(now) {
 			a.profiling.Store(false)
+			a.heapAtMin.Store(false)
 			a.setDeclined(false)
 			retryAt = time.Time{}
 			a.actedOn(c)
@@ -106,11 +107,14 @@ func (a *agent) runSessions(s *session, cfg *remoteConfig) time.Time {
 		}
 	}()
 	duty, adaptive := a.opts.DutyCycle, a.opts.DutyCycle == (DutyCycle{})
+	var watch *heapWatch
 	if adaptive {
 		// The default: an "on" part as long as the default duty cycle's, at whose end the
-		// heap decides (heap.go): at the GC's minimum goal, the off part; otherwise back to
-		// back, and the heap is looked at again at the end of each profile.
+		// heap decides (heap.go): near the GC's minimum goal, the off part; otherwise back
+		// to back, and the heap decides again at the end of each profile.
 		duty = a.lim.defaultDuty
+		watch = &heapWatch{probe: a.heapProbe, every: a.lim.heapReadEvery}
+		watch.reset(s.start)
 	}
 	dutyStart := s.start
 	bounded := duty.active() // the current "on" part ends at dutyStart + duty.On
@@ -124,13 +128,19 @@ func (a *agent) runSessions(s *session, cfg *remoteConfig) time.Time {
 		if bounded && dutyStart.Add(duty.On).Before(end) {
 			end = dutyStart.Add(duty.On)
 		}
+		wakeAt := end
 		if stale.Before(end) {
-			a.waitWake(stale.Add(time.Millisecond))
-		} else {
-			a.waitWake(end)
+			wakeAt = stale.Add(time.Millisecond)
 		}
+		if watch != nil && watch.next.Before(wakeAt) {
+			wakeAt = watch.next
+		}
+		a.waitWake(wakeAt)
 		c = a.control()
 		now := time.Now()
+		if watch != nil {
+			watch.read(now)
+		}
 		off := a.stopping() || !c.allows(now)
 		if !off && now.Before(end) {
 			a.actedOn(c)
@@ -140,11 +150,12 @@ func (a *agent) runSessions(s *session, cfg *remoteConfig) time.Time {
 		a.holding.Store(false)
 		onOver := bounded && !now.Before(dutyStart.Add(duty.On))
 		if adaptive && !off {
-			atMin := a.heapProbe().atMinimum(a.lim.heapMinimum)
-			a.heapAtMin.Store(atMin)
-			if onOver && !atMin {
+			costly := watch.costly(now, a.lim.heapMinimum)
+			watch.reset(now)
+			a.heapAtMin.Store(costly)
+			if onOver && !costly {
 				onOver, bounded = false, false // a real heap: back to back from here
-			} else if !bounded && atMin {
+			} else if !bounded && costly {
 				onOver, dutyStart = true, now.Add(-duty.On) // the off part, from now
 			}
 		}

@@ -55,10 +55,11 @@ type Options struct {
 	// DutyCycle, when set, holds the CPU profiler only part of the time, so that the
 	// application's own /debug/pprof/profile works in the rest. Continuous: profiles back
 	// to back, the profiler always held while profiling is on. Zero (the default): back to
-	// back, except while the GC's heap goal sits at its 4 MiB minimum, where Go's profiler
-	// costs ~6 % CPU (its 1.1 MiB buffer takes a third of the GC's room); there 5 s of every
-	// minute, and the status says so. An invalid one (see DutyCycle) makes Start return an
-	// error.
+	// back, except while the GC's heap goal sits near its minimum (4 MiB x GOGC/100), where
+	// Go's profiler costs ~6 % CPU (its 1.1 MiB buffer takes a third of the GC's room): there
+	// 5 s of every minute, and the status says so. The heap decides at the end of each
+	// profile, so each start begins with a 5 s profile (heap.go; docs/sdk/go.md, "Cost"). An
+	// invalid one (see DutyCycle) makes Start return an error.
 	DutyCycle DutyCycle
 }
 
