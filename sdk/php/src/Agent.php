@@ -12,11 +12,19 @@ final class Agent
     public const RUNTIME = 'php';
     /** The server's limit on service and instance names, in UTF-8 bytes. */
     public const NAME_MAX_BYTES = 200;
+    /** The bytes a name needs no closer look for: printable ASCII but '/'. */
+    private const NAME_PLAIN = "\x20\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e01234"
+        . "56789\x3a\x3b\x3c\x3d\x3e\x3f\x40ABCDEFGHIJKLMNOPQRSTUVW"
+        . "XYZ\x5b\x5c\x5d\x5e\x5f\x60abcdefghijklmnopqrstuvwxyz\x7b\x7c\x7d\x7e";
+    /** The bytes the server refuses in a name: '/', DEL and the C0 controls. */
+    private const NAME_FORBIDDEN = "/\x7f\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+        . "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f";
 
     public readonly Limits $limits;     // clamp bounds (compiled except in tests)
     public readonly string $service;    // service name
     public readonly string $instance;   // `<hostname>-<fpm pool or cli>` unless given
-    public readonly Spool $spool;       // the shared spool directory (in use)
+    private Spool $spool;               // the shared spool directory (in use): spool()
+    private bool $spoolChecked = true;  // the spool directory's check ran or is not needed
     private string $spoolDir;           // the spool directory asked for
     private ?string $fatal = null;      // status that stops profiling (unavailable, bad options)
     private ?string $server = null;     // base URL, null when the options are unusable
@@ -25,7 +33,7 @@ final class Agent
     private ?string $version;           // the service's release
     private ?string $root;              // app root for frame names (null: found lazily)
     private array $gate = ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0,
-        'next_due' => 0];               // Spool::readGate() as read at begin()
+        'next_due' => 0, 'mine' => false]; // Spool::readGate() as read at begin()
     private ?object $profiler = null;   // the running ExcimerProfiler
     private string $type = 'cpu';       // type of the running profiler
     private int $periodNs = 0;          // its sampling interval
@@ -66,15 +74,9 @@ final class Agent
                 $this->key = $o['key'];
             }
         }
-        if ($why === null && !Spool::usable($dir)) {
-            // Nothing can be cached or spooled: not profiling. The status still reaches the
-            // server, polled with the state kept in a fallback directory (one poll per
-            // poll period and the failure backoff, across processes); when that directory
-            // is not writable either, nothing is polled.
-            $why = 'spool directory ' . self::shorten($dir, 150) . ' not writable';
-            $dir = Spool::defaultDir($this->service, $this->instance) . '-fallback-'
-                . substr(hash('sha256', $dir), 0, 8);
-        }
+        // Whether the spool directory is usable is checked when first needed (checkSpool):
+        // a request whose gate reads as this user's needs no check (Spool::readGate).
+        $this->spoolChecked = $why !== null;
         $this->spool = new Spool($dir, $this->limits);
         $this->params = ['service' => $this->service, 'instance' => $this->instance,
             'runtime' => self::RUNTIME, 'runtime_version' => PHP_VERSION,
@@ -107,7 +109,7 @@ final class Agent
                     register_shutdown_function([$this, 'end']);
                 });
             }
-            $this->gate = $this->spool->readGate();
+            $this->gate = $this->readGate();
             $this->startIfAllowed();
         });
     }
@@ -148,14 +150,14 @@ final class Agent
             if (!$this->begun || $this->ended) {
                 return;
             }
-            $this->gate = $this->spool->readGate();
+            $this->gate = $this->readGate();
             $due = State::nowNs() >= $this->gate['next_due'];
             // Maintenance's own waits (poll, upload) are not the app's: excimer is stopped
             // (what it has spooled) before it and started again after it.
             $this->spoolRunning(!$due);
             if ($due) {
                 $this->maintain();
-                $this->gate = $this->spool->readGate();
+                $this->gate = $this->readGate();
             }
             $this->startIfAllowed();
         });
@@ -168,7 +170,7 @@ final class Agent
      */
     public function maintain(bool $closeNow = false): bool
     {
-        return (bool)self::guard(fn() => (new Maintenance($this->spool, $this->limits,
+        return (bool)self::guard(fn() => (new Maintenance($this->spool(), $this->limits,
             $this->server === null ? null : new Http($this->server, [
                 'Authorization' => 'Bearer ' . $this->key,
                 'User-Agent' => 'roottrace-php/' . self::SDK_VERSION]),
@@ -228,13 +230,58 @@ final class Agent
         return $this->profiler !== null;
     }
 
+    /** The spool directory in use: the one asked for, or the fallback that keeps the status
+     * reaching the server when that one is not usable (checked once, here). */
+    public function spool(): Spool
+    {
+        $this->checkSpool();
+        return $this->spool;
+    }
+
+    /** The gate (Spool::readGate). A gate that reads as this user's was written by this
+     * user's maintenance into the directory it checked, so the directory needs no check of
+     * its own: the common request costs one small read. Otherwise the directory is checked
+     * now and the gate read from the directory in use. */
+    private function readGate(): array
+    {
+        $g = $this->spool->readGate();
+        if ($g['mine']) {
+            $this->spoolChecked = true;
+        } elseif (!$this->spoolChecked) {
+            $this->checkSpool();
+            $g = $this->spool->readGate();
+        }
+        return $g;
+    }
+
+    /** Checks the spool directory once. When it is not usable nothing can be cached or
+     * spooled: not profiling, with the error as the status. The status still reaches the
+     * server, polled with the state kept in a fallback directory (one poll per poll period
+     * and the failure backoff, across processes); when that directory is not writable
+     * either, nothing is polled. */
+    private function checkSpool(): void
+    {
+        if ($this->spoolChecked) {
+            return;
+        }
+        $this->spoolChecked = true;
+        $dir = $this->spoolDir;
+        if (Spool::usable($dir)) {
+            return;
+        }
+        $this->fatal = Status::format(Status::ERROR,
+            'spool directory ' . self::shorten($dir, 150) . ' not writable');
+        $this->spool = new Spool(Spool::defaultDir($this->service, $this->instance)
+            . '-fallback-' . substr(hash('sha256', $dir), 0, 8), $this->limits);
+    }
+
     /**
      * The status and the config it was computed from, read once from the spool.
      * @return array{0: Status, 1: ?Config}
      */
     private function snapshot(): array
     {
-        $st = $this->spool->readState();
+        $st = $this->spool()->readState();
         $c = State::config($st, $this->limits);
         $n = static fn(string $k): int => is_numeric($st[$k] ?? null) ? (int)$st[$k] : 0;
         return [new Status(State::status($st, $this->limits, $this->fatal, State::nowNs()),
@@ -330,9 +377,12 @@ final class Agent
     /** What the options lack, or null when usable. */
     private static function optionsProblem(array $o): ?string
     {
-        $missing = array_keys(array_filter(['server' => $o['server'] ?? null,
-            'key' => $o['key'] ?? null, 'service' => $o['service'] ?? null],
-            static fn($v) => !is_string($v) || $v === ''));
+        $missing = [];
+        foreach (['server', 'key', 'service'] as $k) {
+            if (!is_string($o[$k] ?? null) || $o[$k] === '') {
+                $missing[] = $k;
+            }
+        }
         if ($missing !== []) {
             return 'missing option' . (count($missing) > 1 ? 's' : '') . ': ' . implode(', ', $missing);
         }
@@ -364,11 +414,16 @@ final class Agent
         if ($name === '' || strlen($name) > self::NAME_MAX_BYTES) {
             return $name === '' ? 'empty' : strlen($name) . ' bytes, at most ' . self::NAME_MAX_BYTES;
         }
+        $n = strlen($name);
+        if (strspn($name, self::NAME_PLAIN) === $n) {
+            return null; // the common case, without a regular expression
+        }
         if (!preg_match('//u', $name)) {
             return 'not valid UTF-8';
         }
-        if (preg_match('/[\x00-\x1f\x7f\/]/', $name, $m)) {
-            return $m[0] === '/' ? "contains '/'" : sprintf('control character U+%04X', ord($m[0]));
+        $at = strcspn($name, self::NAME_FORBIDDEN);
+        if ($at !== $n) {
+            return $name[$at] === '/' ? "contains '/'" : sprintf('control character U+%04X', ord($name[$at]));
         }
         return null;
     }
@@ -380,7 +435,7 @@ final class Agent
         $host = (string)@gethostname();
         $host = $host === '' ? 'localhost' : $host;
         $max = self::NAME_MAX_BYTES - strlen($pool) - 1;
-        if (strlen($host) > $max || strcspn($host, "/\x7f" . implode('', range("\x00", "\x1f"))) !== strlen($host)) {
+        if (strlen($host) > $max || strcspn($host, self::NAME_FORBIDDEN) !== strlen($host)) {
             $host = substr((string)preg_replace('/[\x00-\x1f\x7f\/]/', '-', $host), 0, $max);
             while ($host !== '' && !preg_match('//u', $host)) {
                 $host = substr($host, 0, -1); // cut on a character boundary

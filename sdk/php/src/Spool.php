@@ -52,27 +52,59 @@ final class Spool
     }
 
     /**
-     * The gate a request's start reads (one short line, no JSON): ['until' => Unix ns
-     * profiling is allowed until (0: off), 'type', 'us', 'depth', 'next_due' => Unix ns
-     * when maintenance is next due]. All zero when missing (off, maintenance due).
+     * The gate a request's start reads: ['until' => Unix ns profiling is allowed until
+     * (0: off), 'type', 'us', 'depth', 'next_due' => Unix ns when maintenance is next due,
+     * 'mine' => whether it is a gate this user wrote]. All zero and not mine when missing,
+     * malformed or another user's (off, maintenance due). Every request pays for this read,
+     * so the gate is one short line kept as a symbolic link's target: a readlink and an
+     * lstat, where reading a file costs PHP eight system calls. A gate that could not be
+     * written as a link is a file of the same line (writeGate), read when readlink fails.
      */
     public function readGate(): array
     {
-        $raw = @file_get_contents($this->dir . '/' . self::GATE);
+        $path = $this->dir . '/' . self::GATE;
+        $raw = @readlink($path);
+        if ($raw !== false) {
+            clearstatcache(true, $path);
+            $st = @lstat($path);
+        } else {
+            $fp = @fopen($path, 'rb');
+            $st = false;
+            if ($fp !== false) {
+                $raw = @fread($fp, 256);
+                $st = @fstat($fp);
+                @fclose($fp);
+            }
+        }
         $p = $raw === false ? [] : explode(' ', trim($raw));
-        if (count($p) !== 6 || $p[0] !== 'g1') {
-            return ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0, 'next_due' => 0];
+        if (count($p) !== 6 || $p[0] !== 'g1' || $st === false
+            || (function_exists('posix_geteuid') && $st['uid'] !== posix_geteuid())) {
+            return ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0, 'next_due' => 0,
+                'mine' => false];
         }
         return ['until' => (int)$p[1], 'type' => $p[2] === 'wall' ? 'wall' : 'cpu',
-            'us' => (int)$p[3], 'depth' => (int)$p[4], 'next_due' => (int)$p[5]];
+            'us' => (int)$p[3], 'depth' => (int)$p[4], 'next_due' => (int)$p[5], 'mine' => true];
     }
 
-    /** Writes the gate (see readGate) atomically. @param ?array $gate State::gate() */
+    /** Writes the gate (see readGate) atomically: as a symbolic link, else as a file.
+     * @param ?array $gate State::gate() */
     public function writeGate(?array $gate, int $nextDue): bool
     {
         $g = $gate ?? ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0];
-        return $this->replace(self::GATE, sprintf("g1 %d %s %d %d %d\n", $g['until'], $g['type'],
-            $g['us'], $g['depth'], $nextDue));
+        $line = sprintf('g1 %d %s %d %d %d', $g['until'], $g['type'], $g['us'], $g['depth'],
+            $nextDue);
+        if (!$this->ensure()) {
+            return false;
+        }
+        $tmp = $this->dir . '/.' . self::GATE . '.' . getmypid() . '.link';
+        @unlink($tmp);
+        if (@symlink($line, $tmp)) {
+            if (@rename($tmp, $this->dir . '/' . self::GATE)) {
+                return true;
+            }
+            @unlink($tmp);
+        }
+        return $this->replace(self::GATE, $line . "\n");
     }
 
     /** Replaces the state file atomically; false when the directory cannot be written. */
@@ -168,12 +200,11 @@ final class Spool
                 @fclose($fp);
                 return false;
             }
-            // The uploader may have claimed (renamed) the file between fopen and flock.
+            // The uploader may have claimed (renamed, read and removed) the file between
+            // fopen and flock: claim() removes it while holding the lock, so a file with no
+            // link left is one it has read. Closing releases the lock.
             $st = @fstat($fp);
-            clearstatcache(true, $path);
-            $now = @stat($path);
-            if ($st === false || $now === false || $st['ino'] !== $now['ino']) {
-                @flock($fp, LOCK_UN);
+            if ($st === false || $st['nlink'] === 0) {
                 @fclose($fp);
                 continue;
             }
@@ -182,7 +213,6 @@ final class Spool
             if ($size >= $this->limits->spoolSegmentBytes) {
                 @rename($path, $this->dir . '/' . self::SEGMENTS . '/sealed-' . self::stamp() . '.seg');
             }
-            @flock($fp, LOCK_UN);
             @fclose($fp);
             if ($size >= $this->limits->spoolSegmentBytes) {
                 $this->trim();

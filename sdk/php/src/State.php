@@ -24,7 +24,7 @@ namespace RootTrace;
  *   sent, dropped  profiles uploaded and given up, since the spool was made
  *   samples        samples (excimer events) in the profiles made, since the spool was made
  *   status         the status last reported
- * A request's start reads only the gate file (Spool::readGate), derived from this state.
+ * A request's start reads only the gate (Spool::readGate), derived from this state.
  */
 final class State
 {

@@ -57,7 +57,7 @@ while (CPU_NOW - $c0 < 3.0 && microtime(true) - $t0 < 25.0) {
     $rt->checkpoint(); $n++;
 }
 echo json_encode(['wall' => microtime(true) - $t0, 'cpu' => CPU_NOW - $c0, 'n' => $n,
-    'fails' => $rt->spool->readState()['fails'] ?? null, 'status' => $rt->status()->status]);
+    'fails' => $rt->spool()->readState()['fails'] ?? null, 'status' => $rt->status()->status]);
 PHP);
         file_put_contents($this->dir . '/loop.php', $code);
         [$rc, $out, $err] = T::runFile($this->dir . '/loop.php', [$this->fake->url, $this->dir . '/spool'],
@@ -223,7 +223,7 @@ PHP;
             $this->assertStringStartsWith('error: spool directory /dev/null/ddd', $s);
             $this->assertStringEndsWith('?x not writable', $s);
         } finally {
-            T::rmrf($a->spool->dir);
+            T::rmrf($a->spool()->dir);
         }
     }
 }

@@ -1,6 +1,7 @@
 <?php
 // The spool: request aggregates merged per type, bounded size (oldest dropped first), claim
-// under concurrent writers, the maintenance lock, the upload queue bound.
+// under concurrent writers, the maintenance lock, the upload queue bound, the gate and whose
+// gate a request follows.
 declare(strict_types=1);
 
 use PHPUnit\Framework\TestCase;
@@ -140,5 +141,65 @@ final class SpoolTest extends TestCase
         $this->assertFalse($ro->writeState(['a' => 1]));
         $this->assertFalse($ro->append('cpu', 1, ['a' => [1, 1]]));
         $this->assertFalse($ro->tryLock());
+    }
+
+    public function testTheGateIsALinkAndAFileGateStillReads(): void
+    {
+        $s = new Spool($this->dir . '/s', new Limits());
+        $off = ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0, 'next_due' => 0, 'mine' => false];
+        $this->assertSame($off, $s->readGate());
+        $this->assertTrue($s->writeGate(['until' => 7, 'type' => 'wall', 'us' => 20000, 'depth' => 64], 9));
+        $want = ['until' => 7, 'type' => 'wall', 'us' => 20000, 'depth' => 64, 'next_due' => 9, 'mine' => true];
+        $this->assertTrue(is_link($this->dir . '/s/gate'));
+        $this->assertSame('g1 7 wall 20000 64 9', readlink($this->dir . '/s/gate'));
+        $this->assertSame($want, $s->readGate());
+        // A gate written as a file (symlink() refused, or an older SDK) reads the same.
+        unlink($this->dir . '/s/gate');
+        file_put_contents($this->dir . '/s/gate', "g1 7 wall 20000 64 9\n");
+        $this->assertSame($want, $s->readGate());
+        file_put_contents($this->dir . '/s/gate', "g1 7 wall 20000 64\n");
+        $this->assertSame($off, $s->readGate());
+        unlink($this->dir . '/s/gate');
+        symlink('g2 7 wall 20000 64 9', $this->dir . '/s/gate');
+        $this->assertSame($off, $s->readGate());
+        $this->assertTrue($s->writeGate(null, 5)); // replaces whatever is there
+        $this->assertSame(['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0, 'next_due' => 5,
+            'mine' => true], $s->readGate());
+        $this->assertSame(['gate', 'queue', 'spool'], array_values(array_diff(scandir($this->dir . '/s'), ['.', '..'])));
+    }
+
+    /** A directory planted under the spool's name by another user, with a gate that allows
+     * profiling: no request follows that gate or writes there (needs root, to make a file
+     * another user's). */
+    public function testAnotherUsersGateAndDirectoryAreNotUsed(): void
+    {
+        if (posix_geteuid() !== 0) {
+            $this->markTestSkipped('needs root to give a file to another user (CI runs as root)');
+        }
+        $dir = $this->dir . '/planted';
+        $s = new Spool($dir, new Limits());
+        $until = (int)(microtime(true) * 1e9) + 3_600_000_000_000;
+        $this->assertTrue($s->writeGate(['until' => $until, 'type' => 'cpu', 'us' => 10000, 'depth' => 64], PHP_INT_MAX));
+        $this->assertTrue($s->readGate()['mine']);
+        $this->assertTrue(lchown($dir . '/gate', 65534));
+        $this->assertFalse($s->readGate()['mine']);
+        $this->assertSame(0, $s->readGate()['until']);
+        unlink($dir . '/gate');
+        file_put_contents($dir . '/gate', "g1 $until cpu 10000 64 " . PHP_INT_MAX . "\n");
+        $this->assertTrue($s->readGate()['mine']);
+        chown($dir . '/gate', 65534);
+        clearstatcache();
+        $this->assertFalse($s->readGate()['mine']);
+        // The agent then checks the directory itself, refuses it and does not profile.
+        chown($dir, 65534);
+        $a = new RootTrace\Agent(['server' => 'http://127.0.0.1:1', 'key' => 'k', 'service' => 'svc',
+            'spool_dir' => $dir]);
+        $a->begin(false);
+        $this->assertFalse($a->profiling());
+        $a->end();
+        $this->assertSame('error: spool directory ' . $dir . ' not writable', $a->status()->status);
+        $this->assertSame(['gate', 'queue', 'spool'], array_values(array_diff(scandir($dir), ['.', '..'])));
+        $this->assertSame([], array_values(array_diff(scandir($dir . '/spool'), ['.', '..'])));
+        T::rmrf($a->spool()->dir);
     }
 }
