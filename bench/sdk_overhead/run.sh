@@ -78,6 +78,8 @@ for s in node:20000 python:40000 java:100000; do
     api -X PUT -d "{\"enabled\": true, \"sampling_interval_us\": ${s#*:}}" \
         "$URL/api/v1/services/bench-${s%%:*}/profiling" >/dev/null
 done
+api -X PUT -d '{"enabled": true, "type": "cpu"}' "$URL/api/v1/services/bench-java-jfr/profiling" \
+    >/dev/null
 
 cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "== machine: $(nproc) CPUs, $cpu_model, load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -138,8 +140,19 @@ if [ -z "$ONLY" ] || [ "$ONLY" = java ]; then
     # the GC's sizing moved a run's CPU by +-15-30 % (A/A pairs); with the serial GC, a fixed
     # heap and C1 only, by +-1 %.
     JVM=(java -XX:+UseSerialGC -Xms256m -Xmx256m -XX:TieredStopAtLevel=1 -cp "$JAR:$out/java")
-    run_pairs java -- "${JVM[@]}" WorkJava "$JAVA_WORK" -- \
-        "${JVM[@]}" WorkJava "$JAVA_WORK" "$URL" "$KEY" bench-java || status=1
+    # java: the wall sampler on 10 threads (walks of ~10 ms side by side stretch its interval);
+    # java-light: the wall sampler on 2 compute threads (short walks, the configured interval);
+    # java-jfr: CPU from JFR (type cpu) on the 10 threads. JFR holds its period within 10-20
+    # ms and samples threads in Java code whether or not they hold the CPU, so side by side it
+    # takes up to twice the default's samples per CPU-second (no doubling is possible).
+    for cond in java java-light java-jfr; do
+        shape=default service=bench-java jfr=0
+        [ $cond = java-light ] && shape=light
+        [ $cond = java-jfr ] && service=bench-java-jfr jfr=1
+        run_pairs "$cond" --env "RT_BENCH_JAVA_SHAPE=$shape" --env "RT_BENCH_JAVA_JFR=$jfr" \
+            -- "${JVM[@]}" WorkJava "$JAVA_WORK" \
+            -- "${JVM[@]}" WorkJava "$JAVA_WORK" "$URL" "$KEY" "$service" || status=1
+    done
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = php ]; then
     echo

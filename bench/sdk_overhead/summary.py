@@ -10,14 +10,18 @@ import statistics
 import sys
 import urllib.request
 
-RUNS = ("node", "python", "go-quiet", "go-loaded", "go-heap256", "java", "php")
+RUNS = ("node", "python", "go-quiet", "go-loaded", "go-heap256", "java", "java-light",
+        "java-jfr", "php")
 GOALS = {"node": 0.01, "python": 0.02, "go": 0.01, "java": 0.02, "php": 0.02}  # issue #20
 Z = 1.96                # two-sided 95 %
 UPLOAD_INTERVAL_S = 60  # the default upload interval (docs/control-plane.md)
 LABEL = {"node": "Node (work_node.js)", "python": "Python (work_python.py, 10 threads)",
          "go-quiet": "Go (work_go), quiet", "go-loaded": "Go (work_go), loaded",
          "go-heap256": "Go (work_go beside 256 MiB live), quiet",
-         "java": "Java (work_java)", "php": "PHP (work_php.php, requests)"}
+         "java": "Java (work_java, wall, 10 threads)",
+         "java-light": "Java (work_java, wall, 2 compute threads)",
+         "java-jfr": "Java (work_java, cpu from JFR, 10 threads)",
+         "php": "PHP (work_php.php, requests)"}
 # Samplers that tick on wall time would take twice their samples per CPU-second of work with
 # half a CPU, as a run has side by side: run.sh doubles their interval to keep the default's
 # samples per CPU-second. Go's and excimer's (PHP's cpu) tick on CPU time.
@@ -78,6 +82,9 @@ def summarise(name, runs):
     per_upload = stop_cpu / (UPLOAD_INTERVAL_S * busy)
     over = mean - 1 + per_upload
     bound = ", wall-time sampler at twice its interval (half a CPU)" if sdk in WALL_TICKS else ""
+    if name == "java-jfr":
+        bound = (", JFR's period held at 20 ms: side by side up to twice the default's samples "
+                 "per CPU-second")
     duty = ""
     goals = [r["heap_goal_bytes"] for r in ons if "heap_goal_bytes" in r]
     if goals and statistics.median(goals) <= GO_HEAP_MIN * 5 // 4:
@@ -101,6 +108,10 @@ def summarise(name, runs):
     print(f"  per upload (stop(): end, encode, upload; median): {stop_wall * 1000:.1f} ms wall, "
           f"{stop_cpu * 1000:.1f} ms CPU = {per_upload:+.3%} of the work's CPU at one upload "
           f"per {UPLOAD_INTERVAL_S} s (in the overhead above)")
+    firsts = [r["first_stop_cpu_s"] for r in ons if r.get("first_stop_cpu_s") is not None]
+    if firsts:
+        print(f"  the JVM's first upload, once per JVM (not in the overhead; the one above is a "
+              f"warm one): {statistics.median(firsts) * 1000:.0f} ms CPU (median)")
     if "gc_cycles" in runs[0]:
         g_off = statistics.median(r["gc_cycles"] for r in offs)
         g_on = statistics.median(r["gc_cycles"] for r in ons)

@@ -99,7 +99,13 @@ final class Agent {
     volatile String internalError; // last Throwable caught in a thread
     volatile long polls; // config requests started
     private volatile double pollIntervalS; // from the last valid config
-    final Set<Thread> sdkThreads = ConcurrentHashMap.newKeySet(); // left out of profiles
+    /** Every live thread any agent of this JVM started (left out of profiles). One set for the
+     *  JVM, not per agent: after stop() and start(), the stopped agent's HTTP threads and its
+     *  client's selector thread live on for a while (JDK 17 cannot close an HttpClient; its
+     *  selector ends once the client is collected) and are still the SDK's, not the
+     *  application's. Ended threads leave it as each agent is made. */
+    static final Set<Thread> SDK_THREADS = ConcurrentHashMap.newKeySet();
+    final Set<Thread> sdkThreads = SDK_THREADS;
     final List<Thread> threads = new ArrayList<>(); // poller, sampler, uploader
     private volatile boolean stopping; // set once by stop()
     private final Wake wake = new Wake();
@@ -144,6 +150,7 @@ final class Agent {
         this.intervalNs = limits.defaultSamplingIntervalUs * 1000;
         this.pollIntervalS = limits.defaultPollIntervalS;
         this.fatal = validate(o);
+        SDK_THREADS.removeIf(t -> t.getState() == Thread.State.TERMINATED);
     }
 
     private String validate(Options o) {

@@ -197,4 +197,42 @@ class SamplerTest {
         assertTrue(iv >= 200_000_000 && iv == 100 * s.medianWalkNs, "" + iv);
         assertEquals(9, s.samplesTaken);
     }
+
+    /** A stopped agent's threads that live on (its HTTP client's selector thread: JDK 17
+     *  cannot close a client) stay the SDK's for the next agent, which leaves them out of
+     *  its profiles; ended threads leave the set when an agent is made. */
+    @Test
+    void aStoppedAgentsThreadsAreStillLeftOutAfterARestart() throws Exception {
+        try (TestSupport ts = new TestSupport()) {
+            ts.fake.setConfig("enabled", true, "poll_interval_s", 1);
+            Set<Thread> before = new java.util.HashSet<>(Agent.SDK_THREADS); // earlier tests' agents
+            Agent first = ts.agent();
+            assertTrue(TestSupport.waitFor(() -> first.sampler.samplesTaken >= 2, 10),
+                    first.status().toJson());
+            first.stop(2); // the upload of its profile made its HTTP client
+            assertEquals(1, first.status().profilesSent(), first.status().toJson());
+            List<Thread> selectors = new java.util.ArrayList<>();
+            for (Thread t : first.sdkThreads) {
+                if (!before.contains(t) && t.getName().startsWith("HttpClient-")
+                        && t.getName().endsWith("-SelectorManager")) {
+                    selectors.add(t);
+                }
+            }
+            assertEquals(1, selectors.size(), first.sdkThreads.toString()); // first's client's
+            assertTrue(selectors.get(0).isAlive()); // the client is still reachable: it lives on
+            Thread ended = new Thread(() -> { }, "ended");
+            Agent.SDK_THREADS.add(ended);
+            ended.start();
+            ended.join();
+            Agent second = ts.agent();
+            assertTrue(second.sdkThreads.contains(selectors.get(0)), second.sdkThreads.toString());
+            assertFalse(second.sdkThreads.contains(ended));
+            Sampler.Aggregate agg = new Sampler.Aggregate(1000);
+            realSampler().sample(agg, 1, second.sdkThreads, 256, 0);
+            for (Encoder.Sample x : agg.samples()) {
+                assertFalse(String.join(";", x.rootFirst).contains("SelectorManager.run"),
+                        String.join(";", x.rootFirst));
+            }
+        }
+    }
 }
