@@ -127,9 +127,11 @@ func TestDefaultDutyCycleFollowsTheHeap(t *testing.T) {
 	if s := a.report().Status; s != "profiling" {
 		t.Fatalf("%q", s)
 	}
-	// The heap falls to the minimum: at the end of the current profile, the off part.
+	// The heap falls to the minimum: the off part at the end of the first profile that read
+	// it. That is the current one, or the next when the current one ends before its next
+	// read (every 0.5 s): the gap between two back-to-back profiles is not the off part.
 	atMin.Store(true)
-	if !waitFor(3*time.Second, func() bool { return !a.holding.Load() }) {
+	if !waitFor(5*time.Second, func() bool { return !a.holding.Load() && a.heapAtMin.Load() }) {
 		t.Fatalf("%+v", a.report())
 	}
 	if s := a.report().Status; !strings.HasSuffix(s, "(heap near the GC's minimum goal)") {
