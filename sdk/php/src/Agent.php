@@ -38,7 +38,8 @@ final class Agent
     private string $type = 'cpu';       // type of the running profiler
     private int $periodNs = 0;          // its sampling interval
     private int $depth = Limits::STACK_DEPTH_MAX; // its stack depth
-    private int $cpu0Ns = -1;           // the process's CPU time when it started (cpuNs())
+    private int $cpu0Ns = -1;           // the process's CPU time when a cpu profiler started or
+                                        // last spooled (cpuNs()); -1: none
     private bool $begun = false;        // begin() ran
     private bool $ended = false;        // the request's profile was spooled
 
@@ -324,7 +325,7 @@ final class Agent
         $this->type = $g['type'];
         $this->periodNs = $us * 1000;
         $this->depth = (int)Limits::clamp($g['depth'], $lim->stackDepthMin, $lim->stackDepthMax);
-        $this->cpu0Ns = self::cpuNs();
+        $this->cpu0Ns = $this->type === 'cpu' ? self::cpuNs() : -1;
         $p = new \ExcimerProfiler();
         $p->setPeriod($us / 1e6);
         $p->setEventType($this->type === 'wall' ? \EXCIMER_REAL : \EXCIMER_CPU);
@@ -332,10 +333,12 @@ final class Agent
         $this->profiler = $p;
     }
 
-    /** Spools what the running profiler collected, with the CPU time the kernel accounted
-     * to this process meanwhile (the witness of DESIGN §7 that capacity's unattributed CPU
-     * comes from: excimer's timer loses expiries when its notify thread waits for a core);
-     * stops the profiler unless $keep. */
+    /** Spools what the running profiler collected and, when it took a sample, the CPU time
+     * the kernel had accounted to this process at its start and now (the readings of DESIGN
+     * §7's witness that capacity's unattributed CPU comes from: excimer's timer loses
+     * expiries when its notify thread waits for a core; Witness). Without a sample it
+     * spools nothing and reads nothing: the next sampled reading of this process covers its
+     * CPU. Stops the profiler unless $keep. */
     private function spoolRunning(bool $keep): void
     {
         $p = $this->profiler;
@@ -349,17 +352,19 @@ final class Agent
             $log = $p->getLog();
             $this->profiler = null;
         }
-        $now = self::cpuNs();
-        $cpuNs = $this->type === 'cpu' && $now >= 0 && $this->cpu0Ns >= 0
-            ? max(0, $now - $this->cpu0Ns) : -1;
-        $this->cpu0Ns = $keep ? $now : -1;
-        $stacks = [];
-        if (count($log) > 0) {
-            $this->root ??= Frames::findRoot(self::entryScript());
-            $stacks = (new Frames($this->root))->aggregate($log, $this->periodNs, $this->depth,
-                $this->limits->maxStacksPerProfile);
+        if (count($log) === 0) {
+            $this->cpu0Ns = $keep ? $this->cpu0Ns : -1; // a later reading covers this part
+            return;
         }
-        $this->spool->append($this->type, $this->periodNs, $stacks, $cpuNs);
+        $cpu = null;
+        if ($this->type === 'cpu' && $this->cpu0Ns >= 0 && ($now = self::cpuNs()) >= 0) {
+            $cpu = [$this->cpu0Ns, max($this->cpu0Ns, $now)];
+        }
+        $this->cpu0Ns = $keep && $cpu !== null ? $cpu[1] : -1;
+        $this->root ??= Frames::findRoot(self::entryScript());
+        $stacks = (new Frames($this->root))->aggregate($log, $this->periodNs, $this->depth,
+            $this->limits->maxStacksPerProfile);
+        $this->spool->append($this->type, $this->periodNs, $stacks, $cpu);
     }
 
     /** The CPU time (user + system, every thread) the kernel accounted to this process, ns

@@ -47,6 +47,14 @@ final class Limits
     public const SPOOL_SEGMENT_BYTES = 512 * 1024;
     // Distinct stacks kept in one profile (beyond it they fold into one "(trimmed)" stack).
     public const MAX_STACKS_PER_PROFILE = 20_000;
+    // The CPU witness (Witness): the CPU between two sampled requests of one process goes
+    // to the later one's profile when they are at most an hour apart. On a quiet pool of
+    // short requests a process may go minutes without a sample (the kernel checks CPU timers
+    // at its tick: 8 samples in 300 requests of 2 ms at 10 ms here); a shorter bound would
+    // lose that CPU, a longer one move it further. The last reading of at most this many
+    // processes is kept from one profile to the next (~40 bytes each in the state file).
+    public const WITNESS_GAP_MAX_S = 3600.0;
+    public const WITNESS_PROCESSES_MAX = 4096;
     // Profiles queued on disk while the server is away (oldest dropped first).
     public const QUEUE_MAX_PROFILES = 8;
     // Retry backoff for 5xx, 507 and network errors: doubling from min to max.
@@ -81,6 +89,8 @@ final class Limits
         public readonly int $spoolMaxBytes = self::SPOOL_MAX_BYTES,
         public readonly int $spoolSegmentBytes = self::SPOOL_SEGMENT_BYTES,
         public readonly int $maxStacksPerProfile = self::MAX_STACKS_PER_PROFILE,
+        public readonly float $witnessGapMaxS = self::WITNESS_GAP_MAX_S,
+        public readonly int $witnessProcessesMax = self::WITNESS_PROCESSES_MAX,
         public readonly int $queueMaxProfiles = self::QUEUE_MAX_PROFILES,
         public readonly float $retryBackoffMinS = self::RETRY_BACKOFF_MIN_S,
         public readonly float $retryBackoffMaxS = self::RETRY_BACKOFF_MAX_S,

@@ -68,7 +68,7 @@ final class Maintenance
             $stale = State::staleAt($st, $c);
             if (State::nowNs() > $stale) {
                 $this->close($st, $c, max((int)$st['interval_start'], $stale));
-                $st['interval_start'] = null;
+                self::endInterval($st);
             }
         }
     }
@@ -94,11 +94,29 @@ final class Maintenance
     private function close(array &$st, ?Config $c, int $end): void
     {
         $merged = $this->spool->claim($this->limits->maxStacksPerProfile);
+        if (isset($merged['cpu']['readings'])) {
+            [$ns, $st['witness']] = Witness::account($merged['cpu']['readings'],
+                is_array($st['witness'] ?? null) ? $st['witness'] : [], hrtime(true),
+                (int)($this->limits->witnessGapMaxS * 1e9), $this->limits->witnessProcessesMax);
+            $merged['cpu']['os_cpu_ns'] = ($merged['cpu']['os_cpu_ns'] ?? 0) + $ns;
+            unset($merged['cpu']['readings']);
+        }
+        if (isset($merged['wall'])) {
+            $st['witness'] = []; // a wall part: the CPU between two readings is not all cpu's
+        }
         $st['samples'] = (int)($st['samples'] ?? 0) + self::samples($merged);
         $us = $c !== null ? $c->samplingIntervalUs : $this->limits->defaultSamplingIntervalUs;
         $st['dropped'] = (int)($st['dropped'] ?? 0) + (new Uploader($this->spool, $this->limits))
             ->queueProfiles($merged, (int)$st['interval_start'], $end, State::profileType($c),
                 $us * 1000, $this->params);
+    }
+
+    /** No profile is being spooled: the witness's last readings are forgotten with it, so
+     * that the CPU of a time not profiled never enters a profile's witness (Witness). */
+    private static function endInterval(array &$st): void
+    {
+        $st['interval_start'] = null;
+        $st['witness'] = [];
     }
 
     /**
@@ -176,7 +194,7 @@ final class Maintenance
             'poll_interval_s' => $c->pollIntervalS]);
         if (!$c->enabled && isset($st['interval_start'])) {
             $this->spool->discard(); // the server would refuse it (409)
-            $st['interval_start'] = null;
+            self::endInterval($st);
         }
     }
 
@@ -186,7 +204,7 @@ final class Maintenance
         $c = State::config($st, $this->limits);
         if (isset($st['interval_start'])) {
             $this->close($st, $c, State::nowNs());
-            $st['interval_start'] = null;
+            self::endInterval($st);
         }
         $st = array_merge($st, ['config' => null, 'etag' => null, 'invalid' => $why,
             'poll_error' => null]);
@@ -221,7 +239,8 @@ final class Maintenance
         }
         if ($r['refused']) {
             $this->spool->discard();
-            $st = array_merge($st, ['refused' => true, 'etag' => null, 'interval_start' => null]);
+            $st = array_merge($st, ['refused' => true, 'etag' => null]);
+            self::endInterval($st);
         }
     }
 

@@ -13,7 +13,8 @@ final class Spool
     private const LOCK = 'lock';
     private const SEGMENTS = 'spool';
     private const QUEUE = 'queue';
-    private const OS_CPU = 'os';  // first field of a request's CPU line (append)
+    private const OS_CPU = 'os';  // first field of a request's CPU line (an earlier version's)
+    private const READING = 'osc'; // first field of a sampled request's CPU reading (append)
 
     /** @var resource|null the maintenance lock while held */
     private $lock = null;
@@ -171,26 +172,30 @@ final class Spool
     }
 
     /**
-     * Appends a request's aggregate to this process's open segment (one line per stack:
-     * type, period ns, events, value ns, folded stack, tab-separated; then, when $cpuNs >= 0,
-     * "os", type and the process's CPU ns while it profiled). The segment is sealed at the
-     * segment size, and the spool then trimmed to its bound, oldest first: a request's
-     * stacks and CPU line share a segment, so they are kept or dropped together.
+     * Appends a sampled request's aggregate to this process's open segment (one line per
+     * stack: type, period ns, events, value ns, folded stack, tab-separated; then, with $cpu,
+     * a reading: "osc", type, pid, hrtime(true) ns, and the process's CPU ns at the request's
+     * start and end, for Witness). A request with no stack appends nothing. The segment is
+     * sealed at the segment size, and the spool then trimmed to its bound, oldest first: a
+     * request's stacks and reading share a segment, so they are kept or dropped together.
      * @param array<string, array{0: int, 1: int}> $stacks folded => [events, value_ns]
+     * @param ?array{0: int, 1: int} $cpu [CPU ns at the start, at the end], 0 <= start <= end
      */
-    public function append(string $type, int $periodNs, array $stacks, int $cpuNs = -1): bool
+    public function append(string $type, int $periodNs, array $stacks, ?array $cpu = null): bool
     {
-        if ($stacks === [] && $cpuNs < 0) {
+        if ($stacks === []) {
             return true;
         }
+        $pid = getmypid();
         $lines = '';
         foreach ($stacks as $folded => [$n, $ns]) {
             $lines .= $type . "\t" . $periodNs . "\t" . $n . "\t" . $ns . "\t" . $folded . "\n";
         }
-        if ($cpuNs >= 0) {
-            $lines .= self::OS_CPU . "\t" . $type . "\t" . $cpuNs . "\n";
+        if ($cpu !== null) {
+            $lines .= self::READING . "\t" . $type . "\t" . $pid . "\t" . hrtime(true) . "\t"
+                . $cpu[0] . "\t" . $cpu[1] . "\n";
         }
-        $path = $this->dir . '/' . self::SEGMENTS . '/open-' . getmypid() . '.seg';
+        $path = $this->dir . '/' . self::SEGMENTS . '/open-' . $pid . '.seg';
         for ($try = 0; $try < 8; $try++) {
             $fp = @fopen($path, 'ab');
             if ($fp === false && (!$this->ensure() || ($fp = @fopen($path, 'ab')) === false)) {
@@ -257,9 +262,10 @@ final class Spool
 
     /**
      * Takes every segment out of the spool and merges it: type => ['period' => ns,
-     * 'stacks' => folded => [events, value_ns], 'os_cpu_ns' => the sum of the requests'
-     * CPU lines, when any], at most $maxStacks stacks per type (the
-     * rest under Frames::TRIMMED). Call under the maintenance lock.
+     * 'stacks' => folded => [events, value_ns], 'readings' => list of [pid, mono, c0, c1]
+     * (append's CPU readings, for Witness::account), 'os_cpu_ns' => the sum of the CPU lines
+     * an earlier version of the SDK spooled, when any], at most $maxStacks stacks per type (the rest
+     * under Frames::TRIMMED). Call under the maintenance lock.
      */
     public function claim(int $maxStacks): array
     {
@@ -295,16 +301,24 @@ final class Spool
 
     private static function merge(array &$out, string $line, int $maxStacks): void
     {
-        $p = explode("\t", rtrim($line, "\n"), 5);
+        $p = explode("\t", rtrim($line, "\n"), 6);
+        if (count($p) === 6 && $p[0] === self::READING && $p[1] === 'cpu') {
+            $r = array_slice($p, 2); // pid, mono, c0, c1: each 0 to 10^18 - 1
+            if (count(preg_grep('/^[0-9]{1,18}$/', $r)) === 4 && (int)$r[2] <= (int)$r[3]) {
+                $out['cpu']['readings'][] = array_map('intval', $r);
+            }
+            return;
+        }
         if (count($p) === 3 && $p[0] === self::OS_CPU && in_array($p[1], ['cpu', 'wall'], true)
             && preg_match('/^[0-9]{1,19}$/', $p[2]) === 1) { // no ext-ctype needed
             $out[$p[1]]['os_cpu_ns'] = ($out[$p[1]]['os_cpu_ns'] ?? 0) + (int)$p[2];
             return;
         }
-        if (count($p) !== 5 || !in_array($p[0], ['cpu', 'wall'], true)) {
+        if (count($p) < 5 || !in_array($p[0], ['cpu', 'wall'], true)) {
             return;
         }
-        [$type, $period, $n, $ns, $folded] = $p;
+        [$type, $period, $n, $ns] = $p;
+        $folded = implode("\t", array_slice($p, 4));
         $t = &$out[$type];
         $t['period'] = (int)$period;
         $t['stacks'] ??= [];

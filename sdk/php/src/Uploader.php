@@ -49,8 +49,9 @@ final class Uploader
     }
 
     /**
-     * Builds and queues one profile per type spooled in [t0, t1] (Unix ns), with the CPU its
-     * requests' processes spent while they profiled as process_cpu_ns when they reported it;
+     * Builds and queues one profile per type spooled in [t0, t1] (Unix ns), with the CPU
+     * witness (Witness::account: what the kernel accounted to its processes over their
+     * sampled requests and between them) as process_cpu_ns when there is one;
      * when nothing was spooled, one empty profile of $emptyType (coverage with no samples,
      * DESIGN §4).
      * @param array $merged what Spool::claim() returned
@@ -73,7 +74,9 @@ final class Uploader
             }
             $meta = $params + ['profile_id' => self::uuid4()];
             if (isset($p['os_cpu_ns'])) {
-                $meta['process_cpu_ns'] = (int)$p['os_cpu_ns']; // DESIGN §7's OS figure
+                // DESIGN §7's OS figure, under the server's bound (1,024 CPUs over the
+                // duration): CPU between readings may come from before the profile.
+                $meta['process_cpu_ns'] = min((int)$p['os_cpu_ns'], max(0, $t1 - $t0) * 1024);
             }
             $dropped += $this->spool->enqueue($meta, $body);
         }

@@ -83,6 +83,29 @@ final class MaintenanceTest extends TestCase
         }
     }
 
+    /** The CPU witness (Witness): a process's reading counts from its previous one, kept
+     * in the state from one profile to the next, and forgotten when profiling stops. */
+    public function testTheWitnessCarriesToTheNextProfileUntilProfilingStops(): void
+    {
+        $this->loop(0, false, fn() => State::allows($st = $this->spool->readState(),
+            State::config($st, $this->lim), State::nowNs()));
+        $stack = ['index.php;index.php.work' => [1, 10_000_000]];
+        $witnesses = [];
+        foreach ([[100_000_000, 103_000_000], [110_000_000, 112_000_000]] as $i => $cpu) {
+            $this->spool->append('cpu', 10_000_000, $stack, $cpu);
+            $this->loop(0, false, fn() => count(array_filter($this->fake->uploads(),
+                static fn($u) => $u['profile']['samples'] !== [])) > $i);
+            $with = array_values(array_filter($this->fake->uploads(), static fn($u) => $u['profile']['samples'] !== []));
+            $witnesses[] = $with[$i]['params']['process_cpu_ns'] ?? null;
+        }
+        $this->assertSame(['3000000', '9000000'], $witnesses); // 103 - 100, then 112 - 103
+        $this->assertSame([getmypid()], array_keys($this->spool->readState()['witness']));
+        $this->fake->setConfig(['enabled' => false]);
+        $this->loop(0, false, fn() => !State::allows($st = $this->spool->readState(),
+            State::config($st, $this->lim), State::nowNs()));
+        $this->assertSame([], $this->spool->readState()['witness']);
+    }
+
     public function testProfilesCoverTheWholeIntervalBackToBack(): void
     {
         $appended = $this->loop(0, true, fn() => count($this->fake->uploads()) >= 3);

@@ -40,19 +40,43 @@ final class SpoolTest extends TestCase
         $this->assertSame(['a' => [1, 1], 'b' => [1, 1], Frames::TRIMMED => [1, 1]], $s->claim(2)['cpu']['stacks']);
     }
 
-    public function testRequestsCpuLinesAreSummedPerType(): void
+    public function testSampledRequestsSpoolACpuReadingAndOthersNothing(): void
     {
         $s = new Spool($this->dir . '/s', new Limits());
-        $this->assertTrue($s->append('cpu', 10_000_000, ['a' => [2, 20_000_000]], 25_000_000));
-        $this->assertTrue($s->append('cpu', 10_000_000, [], 4_000_000)); // no sample, some CPU
+        $t0 = hrtime(true);
+        $this->assertTrue($s->append('cpu', 10_000_000, ['a' => [2, 20_000_000]], [5_000_000, 30_000_000]));
+        $this->assertTrue($s->append('cpu', 10_000_000, [], [40_000_000, 44_000_000])); // no sample
         $this->assertTrue($s->append('cpu', 10_000_000, ['a' => [1, 10_000_000]]));
         $this->assertTrue($s->append('wall', 10_000_000, ['w' => [1, 10_000_000]]));
+        $this->assertTrue($s->append('cpu', 10_000_000, ['b' => [1, 10_000_000]], [50_000_000, 61_000_000]));
         $m = $s->claim(100);
-        $this->assertSame(29_000_000, $m['cpu']['os_cpu_ns']);
-        $this->assertSame(['a' => [3, 30_000_000]], $m['cpu']['stacks']);
-        $this->assertArrayNotHasKey('os_cpu_ns', $m['wall']);
-        $this->assertTrue($s->append('cpu', 10_000_000, [], 7));
-        $this->assertSame(['cpu' => ['os_cpu_ns' => 7]], $s->claim(100));
+        $this->assertSame(['a' => [3, 30_000_000], 'b' => [1, 10_000_000]], $m['cpu']['stacks']);
+        $r = $m['cpu']['readings'];
+        $this->assertCount(2, $r, json_encode($m));
+        $this->assertSame([getmypid(), 5_000_000, 30_000_000], [$r[0][0], $r[0][2], $r[0][3]]);
+        $this->assertSame([getmypid(), 50_000_000, 61_000_000], [$r[1][0], $r[1][2], $r[1][3]]);
+        $this->assertGreaterThanOrEqual($t0, $r[0][1]);
+        $this->assertGreaterThanOrEqual($r[0][1], $r[1][1]);
+        $this->assertLessThanOrEqual(hrtime(true), $r[1][1]);
+        $this->assertArrayNotHasKey('readings', $m['wall']);
+        $this->assertArrayNotHasKey('os_cpu_ns', $m['cpu']);
+        $this->assertSame([], $s->claim(100)); // a request with no sample spooled nothing
+    }
+
+    public function testMalformedReadingsAreLeftOutAndEarlierCpuLinesSummed(): void
+    {
+        $s = new Spool($this->dir . '/s', new Limits());
+        $this->assertTrue($s->append('cpu', 10_000_000, ['a' => [1, 10_000_000]]));
+        $seg = glob($this->dir . '/s/spool/open-*.seg')[0];
+        file_put_contents($seg, "osc\tcpu\t7\t100\t9\t8\n"          // ends before it starts
+            . "osc\tcpu\t7\t100\t1\t1234567890123456789\n"            // 19 digits
+            . "osc\tcpu\t-7\t100\t1\t2\n" . "osc\twall\t7\t100\t1\t2\n"
+            . "osc\tcpu\t7\t100\t1\n" . "osc\tcpu\t7\t100\t1\t2\n"
+            . "os\tcpu\t25000000\n" . "os\tcpu\t4000000\n" . "os\twall\t7\n", FILE_APPEND);
+        $m = $s->claim(100);
+        $this->assertSame([[7, 100, 1, 2]], $m['cpu']['readings']);
+        $this->assertSame(29_000_000, $m['cpu']['os_cpu_ns']); // an earlier SDK's lines
+        $this->assertSame(['os_cpu_ns' => 7], $m['wall']);
     }
 
     public function testSpoolSizeIsBoundedOldestDroppedFirst(): void
