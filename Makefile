@@ -191,7 +191,7 @@ bench-truth: deps all
 bench-rollup: deps all $(BUILD)/bench/bench_rollup
 	$(BUILD)/bench/bench_rollup $(BENCH_ROLLUP_ARGS)
 
-# SDK overhead: a workload with each SDK at defaults against without it (docs/performance.md).
+# SDK overhead: a workload with each SDK at defaults against without it (docs/performance-sdk.md).
 .PHONY: bench-sdk
 bench-sdk: deps all
 	bench/sdk_overhead/run.sh

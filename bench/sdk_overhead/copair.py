@@ -3,7 +3,7 @@ it execute at the same time, both pinned to the same CPU (`taskset`), so the ker
 them a few milliseconds apart and both see the same host. On a shared VM the speed of a CPU
 swings by up to 40 % within a second (an SMT sibling busy or not); runs one after the other
 inherit those swings (sd ~11 % per pair here), runs side by side on one CPU do not (sd ~2 %).
-docs/performance.md, *SDK overhead*, gives the figures.
+docs/performance-sdk.md, *SDK overhead*, gives the figures.
 
 Each workload, with RT_BENCH_BARRIER=1 in its environment, writes "ready" on stderr once it
 would start its timed work (the SDK profiling) and waits for a line on stdin; the driver

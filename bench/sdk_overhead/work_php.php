@@ -7,6 +7,10 @@
 // flush (close the interval, encode, gzip, upload: what each upload interval costs) is timed
 // apart, as stop_wall_s and stop_cpu_s.
 //
+// The requests are php-fpm's, so the SDK runs at php-fpm's request sample rate (the CLI's
+// default is every run); RT_BENCH_RATE=R runs it at R instead (the cost against the rate,
+// docs/performance.md). A request left out builds no Agent, as Profiler::start().
+//
 // Usage: php work_php.php ROUNDS                          (no SDK)
 //        php work_php.php ROUNDS SERVER KEY SERVICE       (SDK at defaults; needs ext-excimer)
 // Prints one JSON line: {"sdk", "wall_s", "cpu_s", "stop_wall_s", "stop_cpu_s", "checksum",
@@ -60,7 +64,9 @@ if ($sdk) {
     require __DIR__ . '/../../sdk/php/src/autoload.php';
     $spool = sys_get_temp_dir() . '/rt-bench-php-' . getmypid() . '-' . bin2hex(random_bytes(3));
     $options = ['server' => $argv[2], 'key' => $argv[3], 'service' => $argv[4],
-        'version' => 'bench-1', 'spool_dir' => $spool];
+        'version' => 'bench-1', 'spool_dir' => $spool,
+        'request_sample_rate' => (float)(getenv('RT_BENCH_RATE')
+            ?: RootTrace\Limits::DEFAULT_REQUEST_SAMPLE_RATE)];
     $deadline = microtime(true) + 15;
     while (true) { // requests until one profiles (the first ones fetch the config)
         $a = new RootTrace\Agent($options);
@@ -88,7 +94,8 @@ $check = 0;
 $t0 = microtime(true);
 $c0 = cpu_s();
 for ($r = 0; $r < $rounds; $r++) {
-    $a = $sdk ? new RootTrace\Agent($options) : null;
+    // As RootTrace\Profiler::start() does: a request left out builds nothing.
+    $a = $sdk && RootTrace\Agent::pick($options) ? new RootTrace\Agent($options, null, true) : null;
     $a?->begin(false);
     $check = ($check + handle_request($r)) % 1_000_000_007;
     $a?->end();

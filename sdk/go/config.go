@@ -111,7 +111,7 @@ func defaultLimits() limits {
 		dutyOnMin: 1 * time.Second,
 		// The zero DutyCycle profiles back to back, except while the GC's heap goal sits
 		// near its minimum (heap.go): there 5 s of every minute, which brings work_go's +6 %
-		// CPU under 1 % (docs/performance.md, *SDK overhead*).
+		// CPU under 1 % (docs/performance-sdk.md, *SDK overhead*).
 		defaultDuty:   DutyCycle{On: 5 * time.Second, Every: time.Minute},
 		heapMinimum:   4 << 20, // runtime/mgcpacer.go: defaultHeapMinimum (4 MiB)
 		heapReadEvery: 500 * time.Millisecond,

@@ -4,7 +4,7 @@
 // starts a cycle when the heap reaches its goal: the live heap times 1 + GOGC/100, and never
 // under 4 MiB x GOGC/100 (the runtime's heapMinimum). Where the goal sits at that minimum the
 // buffer takes its size out of the room between cycles: on bench/sdk_overhead/work_go (a goal
-// of 4 MiB) +20 % GC cycles and +6 % CPU (docs/performance.md, *SDK overhead*). Where the goal
+// of 4 MiB) +20 % GC cycles and +6 % CPU (docs/performance-sdk.md, *SDK overhead*). Where the goal
 // is above it, the goal grows with the buffer and the room does not shrink.
 //
 // With the live heap L (buffer included), the buffer B, GOGC g and the minimum M, the room is

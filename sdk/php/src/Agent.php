@@ -20,9 +20,15 @@ final class Agent
     private const NAME_FORBIDDEN = "/\x7f\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
         . "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f";
 
-    public readonly Limits $limits;     // clamp bounds (compiled except in tests)
-    public readonly string $service;    // service name
-    public readonly string $instance;   // `<hostname>-<fpm pool or cli>` unless given
+    private array $options;             // as given to the constructor
+    private ?Limits $limitsGiven;       // as given (null: the compiled bounds)
+    private float $rate;                // the request sample rate in use, (0, 1]
+    private ?string $rateProblem;       // why the request_sample_rate option is unusable
+    private bool $picked;               // this request is in the profiled share
+    private bool $ready = false;        // init() ran: the fields below are set
+    private Limits $limits;             // clamp bounds (compiled except in tests)
+    private string $service;            // service name
+    private string $instance;           // `<hostname>-<fpm pool or cli>` unless given
     private Spool $spool;               // the shared spool directory (in use): spool()
     private bool $spoolChecked = true;  // the spool directory's check ran or is not needed
     private string $spoolDir;           // the spool directory asked for
@@ -44,16 +50,58 @@ final class Agent
     private bool $ended = false;        // the request's profile was spooled
 
     /**
+     * Picks whether this request is in the profiled share (the request sample rate); nothing
+     * else is read until a method needs it (init), so a request left out costs a few
+     * microseconds (docs/decisions.md, "PHP profiles a share of requests").
      * @param array{server?: string, key?: string, service?: string, version?: string,
-     *        instance?: string, spool_dir?: string, root?: string} $options; server, key and
-     *        service default to the environment variables ROOTTRACE_SERVER,
-     *        ROOTTRACE_KEY and ROOTTRACE_SERVICE
+     *        instance?: string, spool_dir?: string, root?: string,
+     *        request_sample_rate?: int|float} $options; server, key and service default to
+     *        the environment variables ROOTTRACE_SERVER, ROOTTRACE_KEY and
+     *        ROOTTRACE_SERVICE; request_sample_rate: the share of requests profiled,
+     *        clamped to [0.01, 1], default 0.1 under php-fpm and other web SAPIs and 1 in
+     *        the CLI (a script or worker is profiled whole)
      * @param ?Limits $limits only the SDK's tests pass other bounds
+     * @param ?bool $picked the draw pick() made for these options (Profiler::start draws
+     *        before building anything); null: draw now
      */
-    public function __construct(array $options = [], ?Limits $limits = null)
+    public function __construct(array $options = [], ?Limits $limits = null, ?bool $picked = null)
     {
-        $this->limits = $limits ?? new Limits();
-        $o = $options;
+        $this->options = $options;
+        $this->limitsGiven = $limits;
+        $rate = self::sampleRate($options, $limits);
+        $this->rate = is_nan($rate) ? 1.0 : $rate;
+        $this->rateProblem = is_nan($rate) ? 'request_sample_rate must be a number' : null;
+        $this->picked = $picked ?? self::pick($options, $limits);
+    }
+
+    /**
+     * Draws whether a request with these options is in the profiled share: true with
+     * probability request_sample_rate (always with a rate of 1 or an unusable option, whose
+     * error status must reach the server). What a request left out pays: this draw, a few
+     * microseconds; Profiler::start builds an Agent only when it is true. Never throws.
+     */
+    public static function pick(array $options, ?Limits $limits = null): bool
+    {
+        // The draw is the system's CSPRNG (one getrandom call), not mt_rand, whose sequence
+        // an application may have seeded. NAN (an unusable option) and 1 pick.
+        $rate = self::sampleRate($options, $limits);
+        try {
+            return !($rate < 1.0) || random_int(0, 0x7fffffff) < $rate * 2147483648.0;
+        } catch (\Throwable $e) {
+            return true;
+        }
+    }
+
+    /** Reads the options (names, server, spool directory) and what PHP offers, once: the
+     * status that stops profiling when they are not usable. */
+    private function init(): void
+    {
+        if ($this->ready) {
+            return;
+        }
+        $this->ready = true;
+        $this->limits = $this->limitsGiven ?? new Limits();
+        $o = $this->options;
         foreach (['server', 'key', 'service', 'version'] as $k) {
             $o[$k] ??= self::env('ROOTTRACE_' . strtoupper($k));
         }
@@ -64,7 +112,7 @@ final class Agent
         $dir = is_string($o['spool_dir'] ?? null) && $o['spool_dir'] !== '' ? $o['spool_dir']
             : Spool::defaultDir($this->service, $this->instance);
         $this->spoolDir = $dir;
-        $why = self::optionsProblem($o);
+        $why = self::optionsProblem($o) ?? $this->rateProblem;
         if ($why === null) {
             $u = parse_url($o['server']);
             $scheme = is_array($u) ? strtolower($u['scheme'] ?? '') : '';
@@ -91,18 +139,53 @@ final class Agent
         }
     }
 
+    /** The request sample rate of these options: the option clamped to [min, 1]; without
+     * it, 1 in the CLI and the default elsewhere; NAN when the option is not a number (an
+     * error status then stops profiling: init). Read by every request: no call inside. */
+    private static function sampleRate(array $o, ?Limits $lim): float
+    {
+        $v = $o['request_sample_rate'] ?? null;
+        if ($v === null) {
+            return PHP_SAPI === 'cli' ? 1.0
+                : ($lim !== null ? $lim->defaultRequestSampleRate : Limits::DEFAULT_REQUEST_SAMPLE_RATE);
+        }
+        if (!is_int($v) && !is_float($v)) {
+            return NAN;
+        }
+        $min = $lim !== null ? $lim->requestSampleRateMin : Limits::REQUEST_SAMPLE_RATE_MIN;
+        return $v < $min ? $min : ($v > 1 ? 1.0 : (float)$v); // NAN stays NAN
+    }
+
+    /** The share of requests profiled (the option clamped, or its default), in (0, 1]. */
+    public function requestSampleRate(): float
+    {
+        return $this->rate;
+    }
+
+    /** Whether this request is in the profiled share (picked at construction). */
+    public function picked(): bool
+    {
+        return $this->picked;
+    }
+
     /**
-     * Starts this request's (or script's) profile when the cached config allows it, and
-     * registers the end of the request. Reads one small file; no network. Never throws.
+     * Starts this request's (or script's) profile when it is in the profiled share and the
+     * cached config allows it, and registers the end of the request. Reads one small file;
+     * no network; nothing at all for a request left out. Never throws.
      * @param bool $atShutdown register the end (spool, maintenance) as a shutdown function
      */
     public function begin(bool $atShutdown = true): void
     {
+        if (!$this->picked) {
+            $this->begun = true;
+            return;
+        }
         self::guard(function () use ($atShutdown): void {
             if ($this->begun) {
                 return;
             }
             $this->begun = true;
+            $this->init();
             if ($atShutdown) {
                 // Registered again from the shutdown function, so the end runs after the
                 // application's own shutdown functions.
@@ -118,15 +201,20 @@ final class Agent
     /**
      * Ends this request's profile: spools its stacks and, when maintenance is due, sends
      * the response first (php-fpm) and then polls and uploads, within the maintenance
-     * budget (5 s). Never throws.
+     * budget (5 s). A request left out of the profiled share does nothing: maintenance
+     * runs at the end of the requests in it. Never throws.
      */
     public function end(): void
     {
+        if (!$this->picked) {
+            return;
+        }
         self::guard(function (): void {
             if ($this->ended) {
                 return;
             }
             $this->ended = true;
+            $this->init();
             $this->spoolRunning(false);
             if (State::nowNs() < $this->gate['next_due']) {
                 return;
@@ -148,7 +236,7 @@ final class Agent
     public function checkpoint(): void
     {
         self::guard(function (): void {
-            if (!$this->begun || $this->ended) {
+            if (!$this->begun || $this->ended || !$this->picked) {
                 return;
             }
             $this->gate = $this->readGate();
@@ -175,7 +263,7 @@ final class Agent
             $this->server === null ? null : new Http($this->server, [
                 'Authorization' => 'Bearer ' . $this->key,
                 'User-Agent' => 'roottrace-php/' . self::SDK_VERSION]),
-            $this->params, $this->fatal))->run($closeNow));
+            $this->params, $this->fatal, $this->rate))->run($closeNow));
     }
 
     /**
@@ -186,6 +274,7 @@ final class Agent
     {
         self::guard(function (): void {
             $this->ended = true;
+            $this->init();
             $this->spoolRunning(false);
             $this->maintain(true);
         });
@@ -200,15 +289,16 @@ final class Agent
     {
         $s = self::guard(fn() => $this->snapshot()[0]);
         return $s instanceof Status ? $s : new Status(Status::format(Status::ERROR,
-            'internal error'), service: $this->service, instance: $this->instance,
-            spoolDir: $this->spoolDir);
+            'internal error'), service: $this->service ?? null, instance: $this->instance ?? null,
+            spoolDir: $this->spoolDir ?? null);
     }
 
     /**
      * Details for operators: what status() gives, plus the profile type and whether this
      * request is sampling now. Never throws.
      * @return array{status: string, state: string, interval_us: int, type: string,
-     *         profiling: bool, service: string, instance: string, spool_dir: string,
+     *         profiling: bool, request_sample_rate: float, service: string,
+     *         instance: string, spool_dir: string,
      *         spooled_bytes: int, queued: int, sent: int, dropped: int, samples: int,
      *         last_error: ?string} interval_us in µs; queued, sent, dropped: profiles
      */
@@ -218,8 +308,9 @@ final class Agent
         [$s, $c] = is_array($r) ? $r : [$this->status(), null];
         return ['status' => $s->status, 'state' => $s->state, 'interval_us' => $s->intervalUs,
             'type' => State::profileType($c), 'profiling' => $this->profiler !== null,
-            'service' => $this->service, 'instance' => $this->instance,
-            'spool_dir' => $this->spoolDir, 'spooled_bytes' => $s->spooledBytes,
+            'request_sample_rate' => $this->rate, 'service' => (string)$s->service,
+            'instance' => (string)$s->instance, 'spool_dir' => (string)$s->spoolDir,
+            'spooled_bytes' => $s->spooledBytes,
             'queued' => $s->profilesQueued, 'sent' => $s->profilesSent,
             'dropped' => $s->profilesDropped, 'samples' => $s->samples,
             'last_error' => $s->lastError];
@@ -235,6 +326,7 @@ final class Agent
      * reaching the server when that one is not usable (checked once, here). */
     public function spool(): Spool
     {
+        $this->init();
         $this->checkSpool();
         return $this->spool;
     }
@@ -286,7 +378,7 @@ final class Agent
         $c = State::config($st, $this->limits);
         $n = static fn(string $k): int => is_numeric($st[$k] ?? null) ? (int)$st[$k] : 0;
         return [new Status(State::status($st, $this->limits, $this->fatal, State::nowNs()),
-            intervalUs: $c?->samplingIntervalUs ?? $this->limits->defaultSamplingIntervalUs,
+            intervalUs: State::effectiveIntervalUs($c, $this->limits, $this->rate),
             service: $this->service, instance: $this->instance, profilesSent: $n('sent'),
             profilesDropped: $n('dropped'), profilesQueued: count($this->spool->queued()),
             samples: $n('samples'), lastError: $this->lastError($st),
@@ -323,7 +415,7 @@ final class Agent
         $lim = $this->limits;
         $us = (int)Limits::clamp($g['us'], $lim->samplingIntervalMinUs, $lim->samplingIntervalMaxUs);
         $this->type = $g['type'];
-        $this->periodNs = $us * 1000;
+        $this->periodNs = (int)round($us * 1000 / $this->rate); // a sample's weight
         $this->depth = (int)Limits::clamp($g['depth'], $lim->stackDepthMin, $lim->stackDepthMax);
         $this->cpu0Ns = $this->type === 'cpu' ? self::cpuNs() : -1;
         $p = new \ExcimerProfiler();

@@ -12,6 +12,8 @@ final class Maintenance
      * @param ?Http $http null when the options did not allow a client (nothing to do)
      * @param array $params common query parameters (service, instance, runtime, ...)
      * @param ?string $fatal the status that overrides everything, or null
+     * @param float $requestSampleRate the share of requests profiled (Agent), in (0, 1]: the
+     *        status carries the interval / this, what a sample weighs
      */
     public function __construct(
         private readonly Spool $spool,
@@ -19,6 +21,7 @@ final class Maintenance
         private readonly ?Http $http,
         private readonly array $params,
         private readonly ?string $fatal,
+        private readonly float $requestSampleRate = 1.0,
     ) {
     }
 
@@ -105,7 +108,7 @@ final class Maintenance
             $st['witness'] = []; // a wall part: the CPU between two readings is not all cpu's
         }
         $st['samples'] = (int)($st['samples'] ?? 0) + self::samples($merged);
-        $us = $c !== null ? $c->samplingIntervalUs : $this->limits->defaultSamplingIntervalUs;
+        $us = State::effectiveIntervalUs($c, $this->limits, $this->requestSampleRate);
         $st['dropped'] = (int)($st['dropped'] ?? 0) + (new Uploader($this->spool, $this->limits))
             ->queueProfiles($merged, (int)$st['interval_start'], $end, State::profileType($c),
                 $us * 1000, $this->params);
@@ -287,7 +290,7 @@ final class Maintenance
     /** The effective sampling interval (µs) the status carries. */
     private function intervalUs(array $st): int
     {
-        $c = State::config($st, $this->limits);
-        return $c !== null ? $c->samplingIntervalUs : $this->limits->defaultSamplingIntervalUs;
+        return State::effectiveIntervalUs(State::config($st, $this->limits), $this->limits,
+            $this->requestSampleRate);
     }
 }

@@ -8,6 +8,9 @@ namespace RootTrace;
 final class Profiler
 {
     private static ?Agent $agent = null;
+    /** The options of a request left out of the profiled share (Agent::pick): its Agent is
+     * built only if status(), info() or flush() asks. */
+    private static ?array $leftOut = null;
 
     /**
      * Starts the SDK for this request or CLI script: profiles it with excimer while the
@@ -15,19 +18,26 @@ final class Profiler
      * profiling is on, spools its stacks at the end, and uploads from one process at a
      * time after the response is sent. A second call does nothing.
      * @param array{server?: string, key?: string, service?: string, version?: string,
-     *        instance?: string, spool_dir?: string, root?: string} $options
+     *        instance?: string, spool_dir?: string, root?: string,
+     *        request_sample_rate?: int|float} $options
      *        server: base URL; key: an ingest key; service: the service name; version: its
      *        release; instance: default `<hostname>-<fpm pool or cli>`; spool_dir: default
      *        under sys_get_temp_dir(); root: the app root frame names are relative to
      *        (default: the nearest directory holding composer.json above the entry script).
      *        server, key, service and version default to ROOTTRACE_SERVER, ROOTTRACE_KEY,
-     *        ROOTTRACE_SERVICE and ROOTTRACE_VERSION.
+     *        ROOTTRACE_SERVICE and ROOTTRACE_VERSION; request_sample_rate: the share of
+     *        requests profiled, 0.01-1 (default 0.1 outside the CLI, 1 in it): a request
+     *        left out costs one random draw and nothing else (Agent::pick).
      */
     public static function start(array $options = []): void
     {
         try {
-            if (self::$agent === null) {
-                self::$agent = new Agent($options);
+            if (self::$agent === null && self::$leftOut === null) {
+                if (!Agent::pick($options)) {
+                    self::$leftOut = $options; // nothing else read, started or registered
+                    return;
+                }
+                self::$agent = new Agent($options, null, true);
                 self::$agent->begin();
             }
         } catch (\Throwable $e) {
@@ -45,7 +55,17 @@ final class Profiler
      * 5 s (e.g. at the end of a CLI script that must not leave data behind). Never throws. */
     public static function flush(): void
     {
-        self::$agent?->flush();
+        self::agent()?->flush();
+    }
+
+    /** This request's Agent; for a request left out, one built now that does not profile. */
+    private static function agent(): ?Agent
+    {
+        if (self::$agent === null && self::$leftOut !== null) {
+            self::$agent = new Agent(self::$leftOut, null, false);
+            self::$leftOut = null;
+        }
+        return self::$agent;
     }
 
     /** For long-running CLI workers: spools the stacks so far and follows the config
@@ -68,8 +88,9 @@ final class Profiler
      */
     public static function status(): Status
     {
-        if (self::$agent !== null) {
-            return self::$agent->status();
+        $agent = self::agent();
+        if ($agent !== null) {
+            return $agent->status();
         }
         return new Status(extension_loaded('excimer')
             ? Status::format(Status::DISABLED, 'not started')
@@ -84,7 +105,7 @@ final class Profiler
     public static function info(): array
     {
         try {
-            return self::$agent?->info() ?? ['status' => self::status()->status];
+            return self::agent()?->info() ?? ['status' => self::status()->status];
         } catch (\Throwable $e) {
             return ['status' => self::status()->status];
         }

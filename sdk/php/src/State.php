@@ -31,6 +31,18 @@ final class State
     /** Fail closed when no valid config has arrived for this many poll intervals. */
     public const STALE_POLLS = 3;
 
+    /**
+     * The effective sampling interval, µs: the config's (the default without one), clamped,
+     * divided by the request sample rate. Requests are picked with probability $rate and
+     * sampled every interval of their CPU inside, so a sample stands for interval / rate of
+     * the process's CPU (docs/decisions.md, "PHP profiles a share of requests").
+     */
+    public static function effectiveIntervalUs(?Config $c, Limits $lim, float $rate): int
+    {
+        $us = $c !== null ? $c->samplingIntervalUs : $lim->defaultSamplingIntervalUs;
+        return (int)round($us / max($rate, $lim->requestSampleRateMin));
+    }
+
     /** Now, Unix nanoseconds (microsecond resolution, exact in an int). */
     public static function nowNs(): int
     {
