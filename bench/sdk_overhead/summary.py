@@ -21,7 +21,7 @@ LABEL = {"node": "Node (work_node.js)", "python": "Python (work_python.py, 10 th
          "java": "Java (work_java, wall, 10 threads)",
          "java-light": "Java (work_java, wall, 2 compute threads)",
          "java-jfr": "Java (work_java, cpu from JFR, 10 threads)",
-         "php": "PHP (work_php.php, requests; php-fpm's request sample rate)"}
+         "php": "PHP (work_php.php, requests)"}
 # Samplers that tick on wall time would take twice their samples per CPU-second of work with
 # half a CPU, as a run has side by side: run.sh doubles their interval to keep the default's
 # samples per CPU-second. Go's and excimer's (PHP's cpu) tick on CPU time.

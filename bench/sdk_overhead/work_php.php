@@ -7,9 +7,9 @@
 // flush (close the interval, encode, gzip, upload: what each upload interval costs) is timed
 // apart, as stop_wall_s and stop_cpu_s.
 //
-// The requests are php-fpm's, so the SDK runs at php-fpm's request sample rate (the CLI's
-// default is every run); RT_BENCH_RATE=R runs it at R instead (the cost against the rate,
-// docs/performance.md). A request left out builds no Agent, as Profiler::start().
+// The SDK runs at its default request sample rate (every request); RT_BENCH_RATE=R runs it
+// at R instead (the cost against the rate, docs/performance-sdk.md). A request left out
+// builds no Agent, as Profiler::start().
 //
 // Usage: php work_php.php ROUNDS                          (no SDK)
 //        php work_php.php ROUNDS SERVER KEY SERVICE       (SDK at defaults; needs ext-excimer)

@@ -57,9 +57,9 @@ final class Agent
      *        instance?: string, spool_dir?: string, root?: string,
      *        request_sample_rate?: int|float} $options; server, key and service default to
      *        the environment variables ROOTTRACE_SERVER, ROOTTRACE_KEY and
-     *        ROOTTRACE_SERVICE; request_sample_rate: the share of requests profiled,
-     *        clamped to [0.01, 1], default 0.1 under php-fpm and other web SAPIs and 1 in
-     *        the CLI (a script or worker is profiled whole)
+     *        ROOTTRACE_SERVICE; request_sample_rate: the share of requests profiled
+     *        (a number or a numeric string), clamped to [0.01, 1], default 1 (every
+     *        request)
      * @param ?Limits $limits only the SDK's tests pass other bounds
      * @param ?bool $picked the draw pick() made for these options (Profiler::start draws
      *        before building anything); null: draw now
@@ -70,7 +70,7 @@ final class Agent
         $this->limitsGiven = $limits;
         $rate = self::sampleRate($options, $limits);
         $this->rate = is_nan($rate) ? 1.0 : $rate;
-        $this->rateProblem = is_nan($rate) ? 'request_sample_rate must be a number' : null;
+        $this->rateProblem = is_nan($rate) ? 'invalid request_sample_rate (not a number)' : null;
         $this->picked = $picked ?? self::pick($options, $limits);
     }
 
@@ -112,7 +112,7 @@ final class Agent
         $dir = is_string($o['spool_dir'] ?? null) && $o['spool_dir'] !== '' ? $o['spool_dir']
             : Spool::defaultDir($this->service, $this->instance);
         $this->spoolDir = $dir;
-        $why = self::optionsProblem($o) ?? $this->rateProblem;
+        $why = self::optionsProblem($o);
         if ($why === null) {
             $u = parse_url($o['server']);
             $scheme = is_array($u) ? strtolower($u['scheme'] ?? '') : '';
@@ -123,6 +123,9 @@ final class Agent
                 $this->key = $o['key'];
             }
         }
+        // An unusable rate stops profiling but, the server being usable, its status is
+        // polled: it reaches the server.
+        $why ??= $this->rateProblem;
         // Whether the spool directory is usable is checked when first needed (checkSpool):
         // a request whose gate reads as this user's needs no check (Spool::readGate).
         $this->spoolChecked = $why !== null;
@@ -139,18 +142,20 @@ final class Agent
         }
     }
 
-    /** The request sample rate of these options: the option clamped to [min, 1]; without
-     * it, 1 in the CLI and the default elsewhere; NAN when the option is not a number (an
-     * error status then stops profiling: init). Read by every request: no call inside. */
+    /** The request sample rate of these options: the option (a number or a numeric
+     * string, as getenv gives) clamped to [min, 1], the default without it; NAN when it is
+     * not a number (an error status then stops profiling: init). Read by every request. */
     private static function sampleRate(array $o, ?Limits $lim): float
     {
         $v = $o['request_sample_rate'] ?? null;
         if ($v === null) {
-            return PHP_SAPI === 'cli' ? 1.0
-                : ($lim !== null ? $lim->defaultRequestSampleRate : Limits::DEFAULT_REQUEST_SAMPLE_RATE);
+            return $lim !== null ? $lim->defaultRequestSampleRate : Limits::DEFAULT_REQUEST_SAMPLE_RATE;
         }
         if (!is_int($v) && !is_float($v)) {
-            return NAN;
+            if (!is_string($v) || !is_numeric($v)) {
+                return NAN;
+            }
+            $v = (float)$v;
         }
         $min = $lim !== null ? $lim->requestSampleRateMin : Limits::REQUEST_SAMPLE_RATE_MIN;
         return $v < $min ? $min : ($v > 1 ? 1.0 : (float)$v); // NAN stays NAN
@@ -415,7 +420,7 @@ final class Agent
         $lim = $this->limits;
         $us = (int)Limits::clamp($g['us'], $lim->samplingIntervalMinUs, $lim->samplingIntervalMaxUs);
         $this->type = $g['type'];
-        $this->periodNs = (int)round($us * 1000 / $this->rate); // a sample's weight
+        $this->periodNs = State::sampleWeightNs($us, $this->rate);
         $this->depth = (int)Limits::clamp($g['depth'], $lim->stackDepthMin, $lim->stackDepthMax);
         $this->cpu0Ns = $this->type === 'cpu' ? self::cpuNs() : -1;
         $p = new \ExcimerProfiler();
@@ -444,7 +449,9 @@ final class Agent
             $log = $p->getLog();
             $this->profiler = null;
         }
-        if (count($log) === 0) {
+        // With a share of requests picked, every picked one reads the CPU at its end: the
+        // sampled ones alone would leave too few readings for the witness (Witness).
+        if (count($log) === 0 && ($this->rate >= 1.0 || $this->type !== 'cpu')) {
             $this->cpu0Ns = $keep ? $this->cpu0Ns : -1; // a later reading covers this part
             return;
         }

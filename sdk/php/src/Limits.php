@@ -60,13 +60,12 @@ final class Limits
     // Retry backoff for 5xx, 507 and network errors: doubling from min to max.
     public const RETRY_BACKOFF_MIN_S = 1.0;
     public const RETRY_BACKOFF_MAX_S = 60.0;
-    // The share of requests profiled where PHP_SAPI is not 'cli' (php-fpm): a request is
-    // picked with this probability at its start, before anything else is read, and its
-    // samples weigh interval / rate (docs/decisions.md, "PHP profiles a share of requests").
-    // A CLI script (a worker) is profiled whole by default. The request_sample_rate option is
-    // clamped to [REQUEST_SAMPLE_RATE_MIN, 1].
+    // The share of requests profiled: a request is picked with this probability at its
+    // start, before anything else is read, and its samples weigh interval / rate
+    // (docs/decisions.md, "PHP can profile a share of requests"). Every request by default;
+    // the request_sample_rate option is clamped to [REQUEST_SAMPLE_RATE_MIN, 1].
     public const REQUEST_SAMPLE_RATE_MIN = 0.01;
-    public const DEFAULT_REQUEST_SAMPLE_RATE = 0.1;
+    public const DEFAULT_REQUEST_SAMPLE_RATE = 1.0;
     // The server's default sampling interval for runtime=php, and its other defaults,
     // used for fields a config leaves out.
     public const DEFAULT_SAMPLING_INTERVAL_US = 10_000;

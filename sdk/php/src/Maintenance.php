@@ -108,10 +108,11 @@ final class Maintenance
             $st['witness'] = []; // a wall part: the CPU between two readings is not all cpu's
         }
         $st['samples'] = (int)($st['samples'] ?? 0) + self::samples($merged);
-        $us = State::effectiveIntervalUs($c, $this->limits, $this->requestSampleRate);
+        $weightNs = State::sampleWeightNs($c !== null ? $c->samplingIntervalUs
+            : $this->limits->defaultSamplingIntervalUs, $this->requestSampleRate);
         $st['dropped'] = (int)($st['dropped'] ?? 0) + (new Uploader($this->spool, $this->limits))
             ->queueProfiles($merged, (int)$st['interval_start'], $end, State::profileType($c),
-                $us * 1000, $this->params);
+                $weightNs, $this->params);
     }
 
     /** No profile is being spooled: the witness's last readings are forgotten with it, so

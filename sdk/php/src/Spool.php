@@ -175,15 +175,16 @@ final class Spool
      * Appends a sampled request's aggregate to this process's open segment (one line per
      * stack: type, period ns, events, value ns, folded stack, tab-separated; then, with $cpu,
      * a reading: "osc", type, pid, hrtime(true) ns, and the process's CPU ns at the request's
-     * start and end, for Witness). A request with no stack appends nothing. The segment is
-     * sealed at the segment size, and the spool then trimmed to its bound, oldest first: a
-     * request's stacks and reading share a segment, so they are kept or dropped together.
+     * start and end, for Witness). With neither stacks nor a reading nothing is appended.
+     * The segment is sealed at the segment size, and the spool then trimmed to its bound,
+     * oldest first: a request's stacks and reading share a segment, so they are kept or
+     * dropped together.
      * @param array<string, array{0: int, 1: int}> $stacks folded => [events, value_ns]
      * @param ?array{0: int, 1: int} $cpu [CPU ns at the start, at the end], 0 <= start <= end
      */
     public function append(string $type, int $periodNs, array $stacks, ?array $cpu = null): bool
     {
-        if ($stacks === []) {
+        if ($stacks === [] && $cpu === null) {
             return true;
         }
         $pid = getmypid();

@@ -32,15 +32,22 @@ final class State
     public const STALE_POLLS = 3;
 
     /**
-     * The effective sampling interval, µs: the config's (the default without one), clamped,
-     * divided by the request sample rate. Requests are picked with probability $rate and
-     * sampled every interval of their CPU inside, so a sample stands for interval / rate of
-     * the process's CPU (docs/decisions.md, "PHP profiles a share of requests").
+     * What a sample weighs, ns: the sampling interval $us (µs) divided by the request sample
+     * rate. Requests are picked with probability $rate and sampled every interval of their
+     * CPU inside, so a sample stands for interval / rate of the process's CPU
+     * (docs/decisions.md, "PHP can profile a share of requests"). The profile's period.
      */
+    public static function sampleWeightNs(int $us, float $rate): int
+    {
+        return (int)round($us * 1000 / max($rate, Limits::REQUEST_SAMPLE_RATE_MIN));
+    }
+
+    /** The effective sampling interval the status carries, µs: sampleWeightNs of the
+     * config's interval (the default without one), rounded to µs. */
     public static function effectiveIntervalUs(?Config $c, Limits $lim, float $rate): int
     {
         $us = $c !== null ? $c->samplingIntervalUs : $lim->defaultSamplingIntervalUs;
-        return (int)round($us / max($rate, $lim->requestSampleRateMin));
+        return (int)round(self::sampleWeightNs($us, $rate) / 1000);
     }
 
     /** Now, Unix nanoseconds (microsecond resolution, exact in an int). */

@@ -41,8 +41,8 @@ final class Status implements \Stringable, \JsonSerializable
      * before start.
      * @param string $status `<state>[: <reason>]` (Status::format); state and reason come
      *        from it
-     * @param int $intervalUs the effective sampling interval, µs (the config's, clamped, or
-     *        the default 10 ms before a config)
+     * @param int $intervalUs the effective sampling interval, µs: the config's, clamped (the
+     *        default 10 ms before a config), divided by the request sample rate
      * @param ?string $service the service name, null before start
      * @param ?string $instance the instance name, null before start
      * @param int $profilesSent profiles the server stored (200 or 201)

@@ -40,27 +40,32 @@ final class SpoolTest extends TestCase
         $this->assertSame(['a' => [1, 1], 'b' => [1, 1], Frames::TRIMMED => [1, 1]], $s->claim(2)['cpu']['stacks']);
     }
 
-    public function testSampledRequestsSpoolACpuReadingAndOthersNothing(): void
+    /** A reading is spooled with its request's stacks, or alone (a picked request without
+     * a sample below a rate of 1: Agent decides); a request with neither writes nothing. */
+    public function testCpuReadingsAreSpooledWithTheirStacksOrAlone(): void
     {
         $s = new Spool($this->dir . '/s', new Limits());
         $t0 = hrtime(true);
         $this->assertTrue($s->append('cpu', 10_000_000, ['a' => [2, 20_000_000]], [5_000_000, 30_000_000]));
         $this->assertTrue($s->append('cpu', 10_000_000, [], [40_000_000, 44_000_000])); // no sample
+        $this->assertTrue($s->append('cpu', 10_000_000, [])); // neither: nothing
         $this->assertTrue($s->append('cpu', 10_000_000, ['a' => [1, 10_000_000]]));
         $this->assertTrue($s->append('wall', 10_000_000, ['w' => [1, 10_000_000]]));
         $this->assertTrue($s->append('cpu', 10_000_000, ['b' => [1, 10_000_000]], [50_000_000, 61_000_000]));
         $m = $s->claim(100);
         $this->assertSame(['a' => [3, 30_000_000], 'b' => [1, 10_000_000]], $m['cpu']['stacks']);
         $r = $m['cpu']['readings'];
-        $this->assertCount(2, $r, json_encode($m));
+        $this->assertCount(3, $r, json_encode($m));
         $this->assertSame([getmypid(), 5_000_000, 30_000_000], [$r[0][0], $r[0][2], $r[0][3]]);
-        $this->assertSame([getmypid(), 50_000_000, 61_000_000], [$r[1][0], $r[1][2], $r[1][3]]);
+        $this->assertSame([getmypid(), 40_000_000, 44_000_000], [$r[1][0], $r[1][2], $r[1][3]]);
+        $this->assertSame([getmypid(), 50_000_000, 61_000_000], [$r[2][0], $r[2][2], $r[2][3]]);
         $this->assertGreaterThanOrEqual($t0, $r[0][1]);
         $this->assertGreaterThanOrEqual($r[0][1], $r[1][1]);
-        $this->assertLessThanOrEqual(hrtime(true), $r[1][1]);
+        $this->assertGreaterThanOrEqual($r[1][1], $r[2][1]);
+        $this->assertLessThanOrEqual(hrtime(true), $r[2][1]);
         $this->assertArrayNotHasKey('readings', $m['wall']);
         $this->assertArrayNotHasKey('os_cpu_ns', $m['cpu']);
-        $this->assertSame([], $s->claim(100)); // a request with no sample spooled nothing
+        $this->assertSame([], $s->claim(100)); // claimed once
     }
 
     public function testMalformedReadingsAreLeftOutAndEarlierCpuLinesSummed(): void
