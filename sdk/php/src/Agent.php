@@ -129,7 +129,12 @@ final class Agent
         // Whether the spool directory is usable is checked when first needed (checkSpool):
         // a request whose gate reads as this user's needs no check (Spool::readGate).
         $this->spoolChecked = $why !== null;
-        $this->spool = new Spool($dir, $this->limits);
+        if (str_contains($dir, "\0")) { // PHP's file functions throw on it: never used
+            $this->spoolChecked = true;
+            $this->useFallbackSpool($dir, 'holds a NUL byte');
+        } else {
+            $this->spool = new Spool($dir, $this->limits);
+        }
         $this->params = ['service' => $this->service, 'instance' => $this->instance,
             'runtime' => self::RUNTIME, 'runtime_version' => PHP_VERSION,
             'sdk_version' => self::SDK_VERSION, 'version' => $this->version];
@@ -364,11 +369,17 @@ final class Agent
         }
         $this->spoolChecked = true;
         $dir = $this->spoolDir;
-        if (Spool::usable($dir)) {
-            return;
+        if (!Spool::usable($dir)) {
+            $this->useFallbackSpool($dir, 'not writable');
         }
-        $this->fatal = Status::format(Status::ERROR,
-            'spool directory ' . self::shorten($dir, 150) . ' not writable');
+    }
+
+    /** Spool directory $dir cannot be used ($why): the status says so, and a directory of
+     * this service and instance keeps it reaching the server. */
+    private function useFallbackSpool(string $dir, string $why): void
+    {
+        $this->fatal = Status::format(Status::ERROR, 'spool directory '
+            . self::shorten($dir, 150) . ' ' . $why);
         $this->spool = new Spool(Spool::defaultDir($this->service, $this->instance)
             . '-fallback-' . substr(hash('sha256', $dir), 0, 8), $this->limits);
     }

@@ -212,6 +212,24 @@ PHP;
         }
     }
 
+    /** A spool_dir holding a NUL byte, on which PHP's file functions throw ValueError, is an
+     * error the operator sees and the poll reports, never an exception in the application. */
+    public function testASpoolDirWithANulByteIsAnErrorNotAnException(): void
+    {
+        $a = new RootTrace\Agent(['server' => $this->fake->url, 'key' => 'k',
+            'service' => 'svc-nul-' . bin2hex(random_bytes(4)), 'spool_dir' => $this->dir . "/a\0b"]);
+        try {
+            $a->begin(false);
+            $this->assertFalse($a->profiling());
+            $a->end();
+            $want = 'error: spool directory ' . $this->dir . '/a?b holds a NUL byte';
+            $this->assertSame($want, $a->status()->status);
+            $this->assertSame($want, $this->fake->polls()[0]['params']['status']);
+        } finally {
+            T::rmrf($a->spool()->dir);
+        }
+    }
+
     public function testALongSpoolPathStaysWithinTheStatusGrammar(): void
     {
         $dir = '/dev/null/' . str_repeat('d', 300) . "/\x01x";
