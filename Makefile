@@ -125,7 +125,7 @@ test-alerts: $(BUILD)/roottrace
 # and the integration tests on Debian's clickhouse-server 18.16 and on ClickHouse 26.9 (chDB),
 # then on a replicated cluster of two 18.16 replicas (scripts/test-clickhouse.sh), with the
 # cluster's fault tests (tests/cluster) on ZooKeeper sessions of 5 s.
-STORE_UNIT_BINS = $(filter $(BUILD)/tests/store/%,$(UNIT_BINS))
+STORE_UNIT_BINS = $(filter $(BUILD)/tests/store/%,$(UNIT_BINS)) $(BUILD)/tests/query/test_rollup
 .PHONY: test-clickhouse test-cluster test-cluster-full
 test-clickhouse: $(BUILD)/roottrace $(STORE_UNIT_BINS)
 	ROOTTRACE_BIN=$(abspath $(BUILD)/roottrace) scripts/test-clickhouse.sh $(STORE_UNIT_BINS)
@@ -202,7 +202,7 @@ bench-sdk: deps all
 reliability: deps all
 	scripts/test-faults.sh --down-s $(or $(RELIABILITY_DOWN_S),600) $(RELIABILITY_SDKS)
 
-# Stores side by side: SQLite and a private ClickHouse at 1x and 10x (docs/performance.md).
+# Stores side by side: SQLite and a private ClickHouse at 1x and 10x (docs/performance-stores.md).
 .PHONY: bench-store
 bench-store: deps
 	BUILD=$(BUILD) bench/store.sh $(BENCH_STORE_ARGS)

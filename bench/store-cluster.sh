@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs bench_store on the replicated pair (docs/performance.md, *Stores on a replicated
+# Runs bench_store on the replicated pair (docs/performance-stores.md, *Stores on a replicated
 # cluster*): starts ZooKeeper and two Debian clickhouse-server 18.16 replicas of one shard
 # (scripts/ch-cluster.sh, ZooKeeper's own clock), then, in one run so that the ratios compare
 # like with like: (1) one server's database on replica 1, as `make bench-store` (the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs bench_store (SQLite and ClickHouse side by side, docs/performance.md): builds the
+# Runs bench_store (SQLite and ClickHouse side by side, docs/performance-stores.md): builds the
 # benchmarks, starts a private clickhouse-server (scripts/clickhouse.sh, free loopback ports,
 # a temporary directory), runs both backends, and stops the server whatever happens.
 # Figures and ratios only; nothing passes or fails on time (STYLE.md).

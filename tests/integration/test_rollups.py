@@ -1,7 +1,8 @@
 """Rollups through the server (docs/internals/rollups.md): the answers of a server that reads
 whole hours and days from their rollups equal those of one that never builds any (`--rollup-interval
-0`), also after a crash in the middle of a rollup's transaction and after SIGKILLs while the
-server builds them at start. The equality of every field on random data is the unit test's
+0`), also after SIGKILLs while the server builds them at start, and (SQLite) after a crash in the
+middle of a rollup's transaction. On both backends (make test-clickhouse runs this file on
+ClickHouse). The equality of every field on random data is the unit test's
 (tests/unit/query/test_rollup.c); this one runs the server's own builder and storage."""
 import os
 import random
@@ -12,7 +13,7 @@ import sys
 import time
 
 import pprof_build as pb
-from conftest import Server, sqlite_only
+from conftest import CLICKHOUSE, Server, clickhouse_sql, sqlite_only, store_uri
 
 T = 1764460800  # 2025-11-30T00:00:00Z, on the hour
 S = 10**9
@@ -30,9 +31,6 @@ QUERIES = [
     ("/api/v1/diff", {"base_from": T + 3600, "base_to": T + 2 * 3600,
                       "cur_from": T + 2 * 3600, "cur_to": T + 4 * 3600}),
 ]
-
-pytestmark = sqlite_only("rollups are kept by the SQLite store (ClickHouse aggregates itself)")
-
 
 def seed(srv):
     """HOURS hours of 5-minute profiles; pod-b's start 7 s past each slot, so that one of its
@@ -86,25 +84,79 @@ def db_count(data, sql):
         return db.execute(sql).fetchone()[0]
 
 
+def rolled_blocks(srv):
+    """(hours, days) rolled up in the server's store: SQLite's rollup_blocks; on ClickHouse,
+    the blocks with a complete rollup of their current fingerprint (clickhouse_rollups.c)."""
+    if not CLICKHOUSE:
+        return tuple(db_count(srv.data_dir, "SELECT count(*) FROM rollup_blocks WHERE level = "
+                              f"{level}") for level in (0, 1))
+    block = {0: "if(duration_ns > 0 AND duration_ns <= 3600000000000 - time_ns % 3600000000000, "
+                "intDiv(time_ns, 3600000000000), -1)",
+             1: "if(duration_ns > 0 AND duration_ns <= 86400000000000 - time_ns % "
+                "86400000000000, intDiv(time_ns, 86400000000000), -1)"}
+    out = []
+    for level in (0, 1):
+        sql = (f"SELECT count() FROM (SELECT {block[level]} AS block, sum(cityHash64(id)) AS gen "
+               "FROM profiles GROUP BY block HAVING block >= 0) AS cur ANY INNER JOIN (SELECT "
+               f"block, gen FROM rollups WHERE level = {level} GROUP BY block, gen HAVING "
+               "uniqExact(instance, has_version, version) = any(groups)) AS done "
+               "USING (block, gen)")
+        out.append(int(clickhouse_sql(store_uri(srv.data_dir), sql)))
+    return tuple(out)
+
+
 def wait_rolled(srv, hours, timeout=60):
     """Until the hours and their day are rolled up."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if (db_count(srv.data_dir, "SELECT count(*) FROM rollup_blocks WHERE level = 0") >= hours
-                and db_count(srv.data_dir,
-                             "SELECT count(*) FROM rollup_blocks WHERE level = 1") == 1):
+        h, d = rolled_blocks(srv)
+        if h >= hours and d == 1:
             return
-        time.sleep(0.1)
+        time.sleep(0.2)
     raise AssertionError("the server did not roll the hours and the day up")
 
 
+def test_rolled_answers_equal_raw_after_kills(tmp_path):
+    """SIGKILLs at random moments while the server builds at start; then every block is rolled
+    up and the answers equal those of a server that never builds."""
+    data = tmp_path / "data"
+    expected = raw_answers(data)
+    kill_while_building(data, expected, random.Random(13), 0.5).stop()
+
+
+def raw_answers(data):
+    """Seeds the store of data through a server that never builds rollups; its answers."""
+    raw = Server(data, extra_args=RAW).start()
+    try:
+        seed(raw)
+        assert rolled_blocks(raw) == (0, 0)  # interval 0: none
+        return answers(raw)
+    finally:
+        raw.stop()
+
+
+def kill_while_building(data, expected, rng, within_s):
+    """SIGKILLs four servers at random moments of their first within_s while they build at
+    start; then one builds every block and answers as expected. Returns it, stopped."""
+    for _ in range(4):
+        srv = Server(data, extra_args=ROLLED).start()
+        time.sleep(rng.uniform(0, within_s))
+        assert srv.stop(signal.SIGKILL) == -signal.SIGKILL
+    srv = Server(data, extra_args=ROLLED).start()
+    try:
+        wait_rolled(srv, HOURS)
+        for e, g in zip(expected, answers(srv)):
+            same(e, g)
+        assert srv.metric("roottrace_rollup_failures_total") == 0
+    finally:
+        srv.stop()
+    return srv
+
+
+@sqlite_only("a crash inside SQLite's transaction; ClickHouse has none (the test above)")
 def test_rolled_answers_equal_raw_after_crashes(tmp_path):
     data = tmp_path / "data"
-    raw = Server(data, extra_args=RAW).start()
-    seed(raw)
-    expected = answers(raw)
-    assert db_count(raw.data_dir, "SELECT count(*) FROM rollup_blocks") == 0  # interval 0: none
-    raw.stop()
+    expected = raw_answers(data)
 
     # A crash inside a rollup's transaction: rows written, never committed (the process dies
     # with SIGKILL before COMMIT). SQLite drops them at the next open.
@@ -121,21 +173,7 @@ def test_rolled_answers_equal_raw_after_crashes(tmp_path):
     assert p.returncode == -signal.SIGKILL
 
     # SIGKILLs while the server builds them at start, at random moments of the first 300 ms
-    rng = random.Random(11)
-    for _ in range(4):
-        srv = Server(data, extra_args=ROLLED).start()
-        time.sleep(rng.uniform(0, 0.3))
-        assert srv.stop(signal.SIGKILL) == -signal.SIGKILL
-
-    srv = Server(data, extra_args=ROLLED).start()
-    try:
-        wait_rolled(srv, HOURS)
-        got = answers(srv)
-        for e, g in zip(expected, got):
-            same(e, g)
-        assert srv.metric("roottrace_rollup_failures_total") == 0
-    finally:
-        srv.stop()
+    srv = kill_while_building(data, expected, random.Random(11), 0.3)
     # nothing stored twice, nothing waiting, the file sound
     assert db_count(srv.data_dir, "SELECT count(*) FROM rollup_pending") == 0
     assert db_count(srv.data_dir, "SELECT count(*) FROM rollups") == db_count(

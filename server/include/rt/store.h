@@ -163,8 +163,8 @@ struct rt_store_window_reader {
     /* Optional (NULL: no rollups are read): one block's rollup of one (instance, version), as
      * rt_store_put_rollup stored it, for each whole block (a day, or an hour outside the
      * rolled days) of the window that a rollup covers (docs/internals/rollups.md). The
-     * profiles such a block stands for are then not passed to rows; every other profile
-     * overlapping the window is, once. */
+     * profiles such a block stands for are then not passed to rows (or summed into sums);
+     * every other profile overlapping the window is, once. */
     int (*rollup)(void *ud, const char *instance, const char *version, const void *data,
                   size_t len);
 };
@@ -182,12 +182,12 @@ int rt_store_read_window(struct rt_store *s, const struct rt_store_filter *f,
  * store decides which profiles a block stands for (rt_profile_rollup_block), which blocks are
  * stale, and reads them beside the raw profiles (rt_store_read_window). */
 
-/* True when the backend keeps rollups (SQLite; ClickHouse aggregates in the database). */
+/* True when the backend keeps rollups (both do). */
 bool rt_store_has_rollups(const struct rt_store *s);
 
 /* A block waiting for its rollup: new profiles of it were stored since it was last built.
- * gen changes with every such store; rt_store_put_rollup refuses a rollup built from an older
- * gen. */
+ * gen changes with every such store (SQLite: a time; ClickHouse: the block's fingerprint,
+ * docs/internals/rollups.md); rt_store_put_rollup refuses a rollup built from an older gen. */
 struct rt_rollup_block {
     const char *service;
     enum rt_ptype type;
@@ -223,6 +223,19 @@ int rt_store_put_rollup(struct rt_store *s, const struct rt_rollup_block *b,
  * RT_EINVAL (no rollups here), RT_EDISKFULL or RT_EIO. */
 int rt_store_defer_rollup(struct rt_store *s, const struct rt_rollup_block *b, int64_t retry_ns,
                           struct rt_error *err);
+
+/* What rt_store_keys translates: stack or frame ids. */
+enum rt_store_key_kind { RT_STORE_STACK_KEYS, RT_STORE_FRAME_KEYS };
+
+/* Translates v[0..n) in place between this process's stack or frame ids and keys that stay
+ * valid across processes and the nodes of a cluster, for data the query layer keeps in the
+ * store (rollups): to_keys true turns ids into keys, false turns keys back into ids. SQLite's
+ * keys are its row ids; ClickHouse's are its 64-bit content hashes, and turning them back
+ * loads the stacks (with their frames) this process has not seen; a frame key must be a frame
+ * of a stack resolved before. Returns 0, RT_ENOTFOUND (an id or key unknown here: err names
+ * it), RT_EIO or RT_ENOMEM. */
+int rt_store_keys(struct rt_store *s, enum rt_store_key_kind kind, bool to_keys, uint64_t *v,
+                  size_t n, struct rt_error *err);
 
 /* Aggregates the profiles that the filter selects (as rt_store_scan would yield them) into
  * cb's calls. Returns 0, a callback's non-zero value, RT_EINVAL when the backend does not

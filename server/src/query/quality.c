@@ -52,6 +52,8 @@ static json_t *agreement_warning(const struct rt__query_win *w, const char *scop
               "contention, a CPU limit) or blocks synchronously still reads as CPU, and missed "
               "ticks read as less; the capacity figures use the OS's figure (the kernel's "
               "accounting is the better witness), the function shares stay the samples'";
+    if (n < 0 || (size_t)n >= sizeof(msg)) /* cut (a huge figure, or a long scope): as is */
+        return json_string(n < 0 ? "sampled CPU differs from the OS's" : msg);
     snprintf(msg + n, sizeof(msg) - (size_t)n, "%s%s", why,
              strcmp(uses, "mixed") == 0 ? " where the sampler ticks on wall time" : "");
     return json_string(msg);

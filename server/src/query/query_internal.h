@@ -51,6 +51,9 @@ struct rt__query_src {
     /* A frame's name copied into arena a, or NULL (rt_store_frame_name). */
     const char *(*frame_name)(void *ud, uint32_t frame_id, struct rt_arena *a);
     void *ud;
+    /* Optional (NULL: keys are the ids): ids to the store's stable keys and back, in place
+     * (rt_store_keys; rollups keep keys). Returns 0, RT_ENOTFOUND, RT_EIO or RT_ENOMEM. */
+    int (*keys)(void *ud, enum rt_store_key_kind kind, bool to_keys, uint64_t *v, size_t n);
 };
 
 /* A source reading from store s. */
@@ -284,7 +287,8 @@ struct rt_producer;
 void rt__query_count_producer(struct rt__query_ctx *c, const struct rt_producer *prod,
                               enum rt_ptype declared, uint32_t n);
 /* Encodes window 0 of an unfinished context c, into which one instance's profiles of one hour
- * were added (each weighing 1), as a rollup into out (cleared first). Returns 0 or RT_ENOMEM. */
+ * were added (each weighing 1), as a rollup into out (cleared first), its stacks and frames as
+ * the store's keys (c->src.keys). Returns 0, RT_ENOMEM, or the keys' error. */
 int rt__query_rollup_encode(const struct rt__query_ctx *c, struct rt_buf *out);
 
 /* ---- capacity.c (pure, DESIGN §7) ---- */

@@ -10,16 +10,19 @@
  *   producers: n, then n × (name str, declared_type, profiles); producers_other
  *   capacity: profiles, value_ns, sampled_ns, unsampled_ns, os_ns, os_count, scaled, unchecked
  *   spans:    n, then n × (lo i64, hi i64): the union of the profiles' intervals, ascending
- *   stacks:   n, then n × (stack id, samples, value_ns)
- *   leaves:   n, then n × (frame id, s2, capacity value_ns)
- * where str is a u32 length (0xffffffff: none) and its bytes. */
+ *   stacks:   n, then n × (stack key, samples, value_ns)
+ *   leaves:   n, then n × (frame key, s2, capacity value_ns)
+ * where str is a u32 length (0xffffffff: none) and its bytes, and a key is the store's
+ * (rt_store_keys: SQLite's row id, ClickHouse's 64-bit hash), a u32 under the magic "RTR1"
+ * (written while every key fits) and a u64 under "RTR2". */
 #include <stdlib.h>
 #include <string.h>
 
 #include "query_internal.h"
 #include "rt/producer.h"
 
-#define ROLLUP_MAGIC 0x31525452u /* "RTR1" */
+#define ROLLUP_MAGIC 0x31525452u      /* "RTR1": keys as u32 */
+#define ROLLUP_MAGIC_WIDE 0x32525452u /* "RTR2": keys as u64 */
 #define NO_STRING 0xffffffffu
 
 /* ---- writing ---- */
@@ -144,23 +147,60 @@ static int put_producers(struct rt_buf *b, const struct rt__query_ctx *c)
     return put_u32(b, c->producers_other) ? RT_ENOMEM : 0;
 }
 
-static int put_sums(struct rt_buf *b, const struct rt__query_ctx *c)
+/* Translates v[0..n) between ids and the store's keys (identity without c->src.keys). */
+static int translate(const struct rt__query_ctx *c, enum rt_store_key_kind kind, bool to_keys,
+                     uint64_t *v, size_t n)
+{
+    if (c->src.keys && n)
+        return c->src.keys(c->src.ud, kind, to_keys, v, n);
+    for (size_t i = 0; !to_keys && i < n; i++)
+        if (v[i] > UINT32_MAX)
+            return RT_EIO;
+    return 0;
+}
+
+/* Into *keys (the caller frees it): the keys of c's stacks, then those of the leaves that
+ * put_sums writes (a function with an s2 or a capacity value), *nleaves of them. */
+static int sum_keys(const struct rt__query_ctx *c, uint64_t **keys, uint32_t *nleaves)
+{
+    *nleaves = 0;
+    for (uint32_t i = 0; i < c->nfns; i++)
+        *nleaves += c->fns[i].s2[0] != 0 || instfn_value(c, i) != 0;
+    size_t n = (size_t)c->nstacks + *nleaves;
+    uint64_t *k = *keys = malloc((n ? n : 1) * sizeof(*k));
+    if (!k)
+        return RT_ENOMEM;
+    for (uint32_t i = 0; i < c->nstacks; i++)
+        k[i] = c->stacks[i].id;
+    uint64_t *leaves = k + c->nstacks;
+    for (uint32_t i = 0, j = 0; i < c->nfns; i++)
+        if (c->fns[i].s2[0] != 0 || instfn_value(c, i) != 0)
+            leaves[j++] = c->fns[i].frame_id;
+    int rc = translate(c, RT_STORE_STACK_KEYS, true, k, c->nstacks);
+    return rc ? rc : translate(c, RT_STORE_FRAME_KEYS, true, leaves, *nleaves);
+}
+
+static int put_key(struct rt_buf *b, uint64_t key, bool wide)
+{
+    return wide ? put_u64(b, key) : put_u32(b, (uint32_t)key);
+}
+
+static int put_sums(struct rt_buf *b, const struct rt__query_ctx *c, const uint64_t *keys,
+                    uint32_t nleaves, bool wide)
 {
     if (put_u32(b, c->nstacks))
         return RT_ENOMEM;
     for (uint32_t i = 0; i < c->nstacks; i++)
-        if (put_u32(b, c->stacks[i].id) || put_f64(b, c->stacks[i].samples[0]) ||
+        if (put_key(b, keys[i], wide) || put_f64(b, c->stacks[i].samples[0]) ||
             put_f64(b, c->stacks[i].value[0]))
             return RT_ENOMEM;
-    uint32_t nleaves = 0;
-    for (uint32_t i = 0; i < c->nfns; i++)
-        nleaves += c->fns[i].s2[0] != 0 || instfn_value(c, i) != 0;
     if (put_u32(b, nleaves))
         return RT_ENOMEM;
-    for (uint32_t i = 0; i < c->nfns; i++) {
+    const uint64_t *leaves = keys + c->nstacks;
+    for (uint32_t i = 0, j = 0; i < c->nfns; i++) {
         double cap = instfn_value(c, i);
         if ((c->fns[i].s2[0] != 0 || cap != 0) &&
-            (put_u32(b, c->fns[i].frame_id) || put_f64(b, c->fns[i].s2[0]) || put_f64(b, cap)))
+            (put_key(b, leaves[j++], wide) || put_f64(b, c->fns[i].s2[0]) || put_f64(b, cap)))
             return RT_ENOMEM;
     }
     return 0;
@@ -169,14 +209,24 @@ static int put_sums(struct rt_buf *b, const struct rt__query_ctx *c)
 int rt__query_rollup_encode(const struct rt__query_ctx *c, struct rt_buf *b)
 {
     b->len = 0;
-    if (put_u32(b, ROLLUP_MAGIC))
-        return RT_ENOMEM;
-    int rc = put_window(b, &c->win[0]);
+    uint64_t *keys = NULL;
+    uint32_t nleaves;
+    int rc = sum_keys(c, &keys, &nleaves);
+    bool wide = false; /* RTR1 while every key fits in 32 bits (SQLite's row ids) */
+    for (size_t i = 0; !rc && i < (size_t)c->nstacks + nleaves; i++)
+        wide = wide || keys[i] > UINT32_MAX;
+    if (!rc && put_u32(b, wide ? ROLLUP_MAGIC_WIDE : ROLLUP_MAGIC))
+        rc = RT_ENOMEM;
+    if (!rc)
+        rc = put_window(b, &c->win[0]);
     if (!rc)
         rc = put_producers(b, c);
     if (!rc)
         rc = put_capacity(b, &c->win[0]);
-    return rc ? rc : put_sums(b, c);
+    if (!rc)
+        rc = put_sums(b, c, keys, nleaves, wide);
+    free(keys);
+    return rc;
 }
 
 /* ---- reading ---- */
@@ -324,37 +374,62 @@ static int add_capacity(struct cursor *r, struct rt__query_win *w, uint32_t inst
     return 0;
 }
 
-static int add_sums(struct cursor *r, struct rt__query_ctx *c, int k, uint32_t inst)
+/* Reads n (key, f64, f64) entries of key width `wide`, the keys translated to ids of kind. */
+static int get_entries(struct cursor *r, struct rt__query_ctx *c, enum rt_store_key_kind kind,
+                       bool wide, uint64_t **ids, double **x, uint32_t *n)
 {
-    uint32_t n = get_count(r, 20);
-    for (uint32_t i = 0; i < n && !r->bad; i++) {
-        uint32_t id = get_u32(r), si;
-        double samples = get_f64(r), value = get_f64(r);
-        int rc = rt__query_stack_index(c, id, &si);
-        if (rc)
-            return rc;
-        c->stacks[si].samples[k] += samples;
-        c->stacks[si].value[k] += value;
+    *n = get_count(r, wide ? 24 : 20);
+    *ids = malloc((*n ? *n : 1) * sizeof(**ids));
+    *x = malloc((*n ? *n : 1) * 2 * sizeof(**x));
+    if (!*ids || !*x)
+        return RT_ENOMEM;
+    for (uint32_t i = 0; i < *n && !r->bad; i++) {
+        (*ids)[i] = wide ? get_u64(r) : get_u32(r);
+        (*x)[2 * i] = get_f64(r);
+        (*x)[2 * i + 1] = get_f64(r);
     }
-    n = get_count(r, 20);
-    for (uint32_t i = 0; i < n && !r->bad; i++) {
-        uint32_t frame = get_u32(r), fn;
-        double s2 = get_f64(r), cap = get_f64(r);
-        int rc = rt__query_fn_index(c, frame, &fn);
-        if (rc)
-            return rc;
+    if (r->bad)
+        return RT_EIO;
+    int rc = translate(c, kind, false, *ids, *n);
+    return rc == RT_ENOTFOUND ? RT_EIO : rc;
+}
+
+static int add_sums(struct cursor *r, struct rt__query_ctx *c, int k, uint32_t inst, bool wide)
+{
+    uint64_t *ids = NULL;
+    double *x = NULL;
+    uint32_t n;
+    int rc = get_entries(r, c, RT_STORE_STACK_KEYS, wide, &ids, &x, &n);
+    for (uint32_t i = 0, si; !rc && i < n; i++)
+        if (!(rc = rt__query_stack_index(c, (uint32_t)ids[i], &si))) {
+            c->stacks[si].samples[k] += x[2 * i];
+            c->stacks[si].value[k] += x[2 * i + 1];
+        }
+    free(ids);
+    free(x);
+    ids = NULL;
+    x = NULL;
+    if (!rc)
+        rc = get_entries(r, c, RT_STORE_FRAME_KEYS, wide, &ids, &x, &n);
+    for (uint32_t i = 0, fn; !rc && i < n; i++) {
+        double s2 = x[2 * i], cap = x[2 * i + 1];
+        if ((rc = rt__query_fn_index(c, (uint32_t)ids[i], &fn)))
+            break;
         c->fns[fn].s2[k] += s2;
-        if (c->type == RT_PTYPE_CPU && cap != 0 && (rc = rt__query_add_instfn(c, k, inst, fn, cap)))
-            return rc;
+        if (c->type == RT_PTYPE_CPU && cap != 0)
+            rc = rt__query_add_instfn(c, k, inst, fn, cap);
     }
-    return 0;
+    free(ids);
+    free(x);
+    return rc;
 }
 
 int rt__query_add_rollup(struct rt__query_ctx *c, int k, const char *instance, const void *data,
                          size_t len)
 {
     struct cursor r = {data, data ? len : 0, false};
-    if (get_u32(&r) != ROLLUP_MAGIC)
+    uint32_t magic = get_u32(&r);
+    if (magic != ROLLUP_MAGIC && magic != ROLLUP_MAGIC_WIDE)
         return RT_EIO;
     uint32_t inst;
     int rc = rt_intern_get(&c->insts, rt_str_from(instance ? instance : ""), &inst);
@@ -364,7 +439,8 @@ int rt__query_add_rollup(struct rt__query_ctx *c, int k, const char *instance, c
     add_producers(&r, c);
     if (r.bad)
         return RT_EIO;
-    if ((rc = add_capacity(&r, &c->win[k], inst)) || (rc = add_sums(&r, c, k, inst)))
+    bool wide = magic == ROLLUP_MAGIC_WIDE;
+    if ((rc = add_capacity(&r, &c->win[k], inst)) || (rc = add_sums(&r, c, k, inst, wide)))
         return rc;
     return r.bad || r.left ? RT_EIO : 0;
 }

@@ -82,7 +82,7 @@ static int store_block(struct build *b, const struct rt_rollup_block *h, struct 
                                           bufs[i].data, bufs[i].len};
     }
     if (rc)
-        rt_error_set(err, rc, "out of memory while encoding a rollup");
+        rt_error_set(err, rc, "encoding a rollup: %s", rt_strerror(rc));
     else
         rc = rt_store_put_rollup(b->s, h, out, n, err);
     for (size_t i = 0; bufs && i < n; i++)

@@ -19,9 +19,14 @@ static const char *store_frame_name(void *ud, uint32_t id, struct rt_arena *a)
     return rt_store_frame_name(ud, id, a);
 }
 
+static int store_keys(void *ud, enum rt_store_key_kind kind, bool to_keys, uint64_t *v, size_t n)
+{
+    return rt_store_keys(ud, kind, to_keys, v, n, NULL);
+}
+
 struct rt__query_src rt__query_src_store(struct rt_store *s)
 {
-    struct rt__query_src src = {store_stack, store_frame_name, s};
+    struct rt__query_src src = {store_stack, store_frame_name, s, store_keys};
     return src;
 }
 

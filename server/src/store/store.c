@@ -250,24 +250,16 @@ void rt_store_cancel_reads(struct rt_store *s)
         atomic_store(&s->reads_cancelled, true);
 }
 
-/* A scan's callbacks and their data, called through the checks of rt_store_cancel_reads. */
-struct checked {
-    struct rt_store *s;
-    rt_store_profile_cb profile_cb;
-    const struct rt_store_window_cb *window_cb;
-    void *ud;
-};
-
 #define CHECK_CANCELLED(c)                                                                 \
     do {                                                                                   \
         if (atomic_load_explicit(&(c)->s->reads_cancelled, memory_order_relaxed))          \
             return RT_ECANCELED;                                                           \
     } while (0)
 
-static int checked_scan(void *ud, const struct rt_profile_meta *m, const struct rt_store_row *rows,
-                        size_t nrows)
+int rt__store_checked_rows(void *ud, const struct rt_profile_meta *m,
+                           const struct rt_store_row *rows, size_t nrows)
 {
-    struct checked *c = ud;
+    struct rt__store_checked *c = ud;
     CHECK_CANCELLED(c);
     return c->profile_cb(c->ud, m, rows, nrows);
 }
@@ -275,14 +267,14 @@ static int checked_scan(void *ud, const struct rt_profile_meta *m, const struct 
 static int checked_profile(void *ud, const struct rt_profile_meta *m, double weight,
                            double samples, double value_ns)
 {
-    struct checked *c = ud;
+    struct rt__store_checked *c = ud;
     CHECK_CANCELLED(c);
     return c->window_cb->profile(c->ud, m, weight, samples, value_ns);
 }
 
 static int checked_stack(void *ud, uint32_t stack_id, double samples, double value_ns)
 {
-    struct checked *c = ud;
+    struct rt__store_checked *c = ud;
     CHECK_CANCELLED(c);
     return c->window_cb->stack(c->ud, stack_id, samples, value_ns);
 }
@@ -290,17 +282,20 @@ static int checked_stack(void *ud, uint32_t stack_id, double samples, double val
 static int checked_instance_leaf(void *ud, const char *instance, uint32_t frame_id,
                                  double value_ns)
 {
-    struct checked *c = ud;
+    struct rt__store_checked *c = ud;
     CHECK_CANCELLED(c);
     return c->window_cb->instance_leaf(c->ud, instance, frame_id, value_ns);
 }
 
 static int checked_leaf_s2(void *ud, uint32_t frame_id, double s2)
 {
-    struct checked *c = ud;
+    struct rt__store_checked *c = ud;
     CHECK_CANCELLED(c);
     return c->window_cb->leaf_s2(c->ud, frame_id, s2);
 }
+
+const struct rt_store_window_cb rt__store_checked_sums = {checked_profile, checked_stack,
+                                                        checked_instance_leaf, checked_leaf_s2};
 
 static int cancelled(struct rt_error *err)
 {
@@ -327,10 +322,10 @@ int rt_store_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_
         return rt_error_set(err, RT_EINVAL, "rt_store_scan: missing argument");
     if (f->from_ns >= f->to_ns)
         return 0;
-    struct checked c = {s, cb, NULL, ud};
+    struct rt__store_checked c = {s, cb, NULL, ud};
     if (rt_store_check_cancelled(s, err))
         return RT_ECANCELED;
-    return scan_result(s->ops->scan(s, f, checked_scan, &c, err), err);
+    return scan_result(s->ops->scan(s, f, rt__store_checked_rows, &c, err), err);
 }
 
 bool rt_store_aggregates(const struct rt_store *s)
@@ -350,12 +345,10 @@ int rt_store_scan_window(struct rt_store *s, const struct rt_store_filter *f,
                             s->ops->name);
     if (f->from_ns >= f->to_ns)
         return 0;
-    static const struct rt_store_window_cb checked_cbs = {checked_profile, checked_stack,
-                                                          checked_instance_leaf, checked_leaf_s2};
-    struct checked c = {s, NULL, cb, ud};
+    struct rt__store_checked c = {s, NULL, cb, ud};
     if (rt_store_check_cancelled(s, err))
         return RT_ECANCELED;
-    return scan_result(s->ops->scan_window(s, f, &checked_cbs, &c, err), err);
+    return scan_result(s->ops->scan_window(s, f, &rt__store_checked_sums, &c, err), err);
 }
 
 int rt_store_read_window(struct rt_store *s, const struct rt_store_filter *f,

@@ -249,6 +249,15 @@ int rt__store_dict_add_stack_enc(struct rt__store_dict *d, uint32_t id, const vo
     return add_stack(d, id, nbytes, h, write_copy, enc);
 }
 
+int rt__store_dict_hash(const struct rt__store_dict *d, bool stack, uint32_t id, uint64_t *h)
+{
+    uint32_t i = d->by_id ? id_get(stack ? &d->stack_by_id : &d->frame_by_id, id) : 0;
+    if (!i)
+        return RT_ENOTFOUND;
+    *h = stack ? d->stacks[i - 1].hash : d->frames[i - 1].hash;
+    return 0;
+}
+
 const char *rt__store_dict_frame_name(const struct rt__store_dict *d, uint32_t id)
 {
     uint32_t i = d->by_id ? id_get(&d->frame_by_id, id) : 0;

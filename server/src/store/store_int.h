@@ -86,6 +86,9 @@ struct rt__store_ops {
                       const struct rt_rollup_group *g, size_t n, struct rt_error *err);
     int (*defer_rollup)(struct rt_store *s, const struct rt_rollup_block *b, int64_t retry_ns,
                         struct rt_error *err);
+    /* Optional (NULL: the keys are the ids): rt_store_keys for one kind, n > 0. */
+    int (*keys)(struct rt_store *s, enum rt_store_key_kind kind, bool to_keys, uint64_t *v,
+                size_t n, struct rt_error *err);
     int64_t (*disk_bytes)(struct rt_store *s);
     int (*ping)(struct rt_store *s, struct rt_error *err); /* NULL: always answers */
     int64_t (*profile_count)(struct rt_store *s);
@@ -161,6 +164,10 @@ void rt__store_dict_cleanup(struct rt__store_dict *d);
 int64_t rt__store_dict_find_frame(const struct rt__store_dict *d, const char *name, size_t len,
                                   uint64_t h);
 
+/* The hash the backend gave frame or stack id (stack true) when it was added, into *h.
+ * Returns 0, or RT_ENOTFOUND when id is not cached (or the dictionary keeps no id index). */
+int rt__store_dict_hash(const struct rt__store_dict *d, bool stack, uint32_t id, uint64_t *h);
+
 /* Id of the stack whose frame ids encode (rt__store_encode_stack) to enc[0..nbytes), with hash
  * h, or -1. */
 int64_t rt__store_dict_find_stack(const struct rt__store_dict *d, const void *enc, size_t nbytes,
@@ -223,6 +230,19 @@ struct rt_store {
  * cache"). ClickHouse's dictionary is its map of content hashes to this process's ids and is
  * not bounded (docs/internals/clickhouse.md). */
 #define RT__STORE_DICT_BUDGET ((size_t)256 << 20)
+
+/* A scan's callbacks and their data, called through the checks of rt_store_cancel_reads
+ * (store.c): rt__store_checked_rows and rt__store_checked_sums take one as their ud, return
+ * RT_ECANCELED once reads are cancelled, and else call the caller's with its ud. */
+struct rt__store_checked {
+    struct rt_store *s;
+    rt_store_profile_cb profile_cb;
+    const struct rt_store_window_cb *window_cb;
+    void *ud;
+};
+int rt__store_checked_rows(void *ud, const struct rt_profile_meta *m,
+                           const struct rt_store_row *rows, size_t nrows);
+extern const struct rt_store_window_cb rt__store_checked_sums;
 
 /* Adds committed entries to s->dict under its write lock, emptying it first when they would
  * take it past s->dict_budget (counted in dict_resets). 0 or RT_ENOMEM (the entry is then

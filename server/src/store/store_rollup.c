@@ -20,30 +20,19 @@ bool rt__store_window_has_hour(const struct rt_store_filter *f)
     return lo < f->to_ns / RT_ROLLUP_HOUR_NS;
 }
 
-/* A rolled read's callbacks, each checking first that reads were not cancelled. */
+/* A rolled read's data: the checked callbacks' first (rt__store_checked), the reader's rollup. */
 struct rolled {
-    struct rt_store *s;
+    struct rt__store_checked c;
     const struct rt_store_window_reader *r;
-    void *ud;
 };
-
-static bool reads_cancelled(const struct rolled *c)
-{
-    return atomic_load_explicit(&c->s->reads_cancelled, memory_order_relaxed);
-}
-
-static int rolled_rows(void *ud, const struct rt_profile_meta *m, const struct rt_store_row *rows,
-                       size_t nrows)
-{
-    struct rolled *c = ud;
-    return reads_cancelled(c) ? RT_ECANCELED : c->r->rows(c->ud, m, rows, nrows);
-}
 
 static int rolled_rollup(void *ud, const char *instance, const char *version, const void *data,
                          size_t len)
 {
-    struct rolled *c = ud;
-    return reads_cancelled(c) ? RT_ECANCELED : c->r->rollup(c->ud, instance, version, data, len);
+    struct rolled *u = ud;
+    if (atomic_load_explicit(&u->c.s->reads_cancelled, memory_order_relaxed))
+        return RT_ECANCELED;
+    return u->r->rollup(u->c.ud, instance, version, data, len);
 }
 
 int rt__store_read_rolled(struct rt_store *s, const struct rt_store_filter *f,
@@ -53,10 +42,10 @@ int rt__store_read_rolled(struct rt_store *s, const struct rt_store_filter *f,
         return rt_error_set(err, RT_EINVAL, "rt_store_read_window: missing argument");
     if (rt_store_check_cancelled(s, err))
         return RT_ECANCELED;
-    static const struct rt_store_window_cb no_sums = {0};
-    struct rt_store_window_reader checked = {rolled_rows, &no_sums, rolled_rollup};
-    struct rolled c = {s, r, ud};
-    int rc = s->ops->scan_rolled(s, f, &checked, &c, err);
+    static const struct rt_store_window_reader checked = {rt__store_checked_rows,
+                                                          &rt__store_checked_sums, rolled_rollup};
+    struct rolled u = {{s, r->rows, r->sums, ud}, r};
+    int rc = s->ops->scan_rolled(s, f, &checked, &u, err);
     if (rc == RT_ECANCELED)
         return rt_store_check_cancelled(s, err) ? RT_ECANCELED : rc;
     return rc;
@@ -103,4 +92,24 @@ int rt_store_defer_rollup(struct rt_store *s, const struct rt_rollup_block *b, i
     if (!rt_store_has_rollups(s))
         return rt_error_set(err, RT_EINVAL, "the %s store keeps no rollups", s->ops->name);
     return s->ops->defer_rollup(s, b, retry_ns, err);
+}
+
+int rt_store_keys(struct rt_store *s, enum rt_store_key_kind kind, bool to_keys, uint64_t *v,
+                  size_t n, struct rt_error *err)
+{
+    struct rt_error local;
+    if (!err)
+        err = &local;
+    if (!s || (n && !v) || (kind != RT_STORE_STACK_KEYS && kind != RT_STORE_FRAME_KEYS))
+        return rt_error_set(err, RT_EINVAL, "rt_store_keys: missing argument");
+    if (n == 0)
+        return 0;
+    if (s->ops->keys)
+        return s->ops->keys(s, kind, to_keys, v, n, err);
+    for (size_t i = 0; !to_keys && i < n; i++) /* the keys are the ids: only their range */
+        if (v[i] > UINT32_MAX)
+            return rt_error_set(err, RT_ENOTFOUND, "no %s of key %llu",
+                                kind == RT_STORE_STACK_KEYS ? "stack" : "frame",
+                                (unsigned long long)v[i]);
+    return 0;
 }

@@ -90,7 +90,7 @@ static inline void fake_free(struct fake *f)
 
 static inline struct rt__query_src fake_src(struct fake *f)
 {
-    struct rt__query_src src = {fake_src_stack, fake_src_name, f};
+    struct rt__query_src src = {fake_src_stack, fake_src_name, f, NULL};
     return src;
 }
 

@@ -2,14 +2,31 @@
  * answers read from the raw profiles. Two stores get the same random profiles (instances, versions, producers
  * that scale CPU, profiles across hours' edges, of unknown duration, overlapping, late); one is
  * rolled up, the other never is, and every answer of the first must equal the second's: all
- * fields, counts exactly, sums within floating-point summation order. */
+ * fields, counts exactly, sums within floating-point summation order. The store rolled up is
+ * the one the suite runs against (ROOTTRACE_TEST_STORE: make test-clickhouse runs this test on
+ * ClickHouse too); the reference is always a SQLite store that is never rolled up. */
 #include <math.h>
 #include <sqlite3.h>
 
 #include "rt/producer.h"
 #include "rt/query.h"
+#include "store/clickhouse/clickhouse_int.h"
+#include "store/store_fixture.h"
 #include "store_util.h"
 #include "test.h"
+
+/* Opens the store under test (SQLite, or the suite's ClickHouse) in a new directory. */
+static int tested_open(struct tstore *t)
+{
+    int rc = tstore_open(t);
+    if (rc || !fixture_clickhouse())
+        return rc;
+    rt_store_free(t->s); /* the directory stands for its ClickHouse database */
+    struct rt_error err = {0};
+    if (!(t->s = fixture_open(t->dir, &err)))
+        fprintf(stderr, "fixture_open: %s\n", err.msg);
+    return t->s ? 0 : -1;
+}
 
 #define H RT_ROLLUP_HOUR_NS
 #define D RT_ROLLUP_DAY_NS
@@ -58,18 +75,25 @@ static void put_both(struct rt_store *a, struct rt_store *b, enum rt_ptype t, co
     }
 }
 
-/* Six hours of three instances: 60 s profiles back to back (with gaps and versions changing
- * mid-hour), and the awkward ones. */
+/* Minutes between profiles: 1, or 5 on ClickHouse, whose uploads take longer (the same edges
+ * crossed, a fifth of the uploads: the suite's three ClickHouse setups in minutes, not ten). */
+static int step(void)
+{
+    return fixture_clickhouse() ? 5 : 1;
+}
+
+/* Six hours of three instances: profiles of step() minutes back to back (with gaps and versions
+ * changing mid-hour), and the awkward ones. */
 static void seed(struct rt_store *a, struct rt_store *b, enum rt_ptype t)
 {
     static const char *const insts[] = {"a", "b", "c"};
     for (int i = 0; i < 3; i++) {
-        for (int64_t m = 0; m < HOURS * 60; m++) {
+        for (int64_t m = 0; m < HOURS * 60; m += step()) {
             if (rnd(10) == 0)
                 continue; /* a gap */
             const char *v = m < 150 ? "v1" : i == 2 ? NULL : "v2";
             int64_t jitter = i == 1 ? 7 * S : 0; /* b's profiles cross each hour's edge */
-            put_both(a, b, t, insts[i], v, i == 0, T0 + m * 60 * S + jitter, 60 * S);
+            put_both(a, b, t, insts[i], v, i == 0, T0 + m * 60 * S + jitter, step() * 60 * S);
         }
         put_both(a, b, t, insts[i], "v1", false, T0 + 90 * 60 * S, -1);      /* unknown */
         put_both(a, b, t, insts[i], "v1", false, T0 + 95 * 60 * S, 0);       /* zero */
@@ -167,6 +191,8 @@ static void compare(struct rt_store *a, struct rt_store *b, enum rt_ptype t)
                                          ws[i].instance, 0, NULL};
         struct rt_error err = {0};
         json_t *x = rt_query_profile(a, &r, &err), *y = rt_query_profile(b, &r, &err);
+        if (!x || !y)
+            fprintf(stderr, "  window %zu: %s\n", i, err.msg);
         char what[64];
         snprintf(what, sizeof(what), "profile window %zu", i);
         check_same(x, y, what);
@@ -188,7 +214,10 @@ static size_t build(struct rt_store *s, int64_t now)
     size_t built = 0, total = 0;
     struct rt_error err = {0};
     do {
-        CHECK_INT(rt_query_build_rollups(s, now, 3, &built, &err), 0);
+        int rc = rt_query_build_rollups(s, now, 3, &built, &err);
+        if (rc)
+            fprintf(stderr, "  building rollups: %s\n", err.msg);
+        CHECK_INT(rc, 0);
         total += built;
     } while (built == 3);
     return total;
@@ -199,7 +228,7 @@ static void test_rolled_equals_raw(void)
     for (int t = RT_PTYPE_CPU; t <= RT_PTYPE_WALL; t++) {
         struct tstore a, b;
         CHECK_INT(tstore_open(&a), 0);
-        CHECK_INT(tstore_open(&b), 0);
+        CHECK_INT(tested_open(&b), 0);
         seed(a.s, b.s, (enum rt_ptype)t);
         compare(a.s, b.s, (enum rt_ptype)t); /* nothing rolled yet */
         /* an hour that has not closed yet (now inside its grace) is not built */
@@ -218,7 +247,23 @@ static void test_rolled_equals_raw(void)
         CHECK_INT(build(b.s, T0 + 2 * D), 2);
         compare(a.s, b.s, (enum rt_ptype)t);
 
-        /* retention in the middle of an hour drops that hour's rollup, and its day's */
+        /* retention in the middle of an hour drops that hour's rollup, and its day's;
+         * ClickHouse drops whole months: a cutoff past the month drops its rollups too */
+        if (fixture_clickhouse()) {
+            int64_t da = 0, db = 0;
+            CHECK_INT(rt_store_retain(a.s, T0 + 40 * D, &da, &err), 0);
+            int rc = rt_store_retain(b.s, T0 + 40 * D, &db, &err);
+            if (rc)
+                fprintf(stderr, "  retention: %s\n", err.msg);
+            CHECK_INT(rc, 0);
+            CHECK(da > 0);
+            CHECK_INT(da, db);
+            CHECK_INT(fixture_ch_int(b.dir, "SELECT count() FROM rollups"), 0);
+            compare(a.s, b.s, (enum rt_ptype)t);
+            tstore_close(&a);
+            tstore_close(&b);
+            continue;
+        }
         int64_t deleted_a = 0, deleted_b = 0;
         CHECK_INT(rt_store_retain(a.s, T0 + H + H / 2, &deleted_a, &err), 0);
         CHECK_INT(rt_store_retain(b.s, T0 + H + H / 2, &deleted_b, &err), 0);
@@ -246,7 +291,7 @@ static void test_stale_rollup_refused(void)
 {
     struct tstore a, b;
     CHECK_INT(tstore_open(&a), 0);
-    CHECK_INT(tstore_open(&b), 0);
+    CHECK_INT(tested_open(&b), 0);
     put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + 60 * S, 60 * S);
     struct rt_rollup_block h = {0};
     struct rt_error err = {0};
@@ -267,9 +312,9 @@ static void test_corrupt_rollup(void)
 {
     struct tstore a, b;
     CHECK_INT(tstore_open(&a), 0);
-    CHECK_INT(tstore_open(&b), 0);
-    for (int m = 0; m < 60; m++)
-        put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + m * 60 * S, 60 * S);
+    CHECK_INT(tested_open(&b), 0);
+    for (int m = 0; m < 60; m += step())
+        put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + m * 60 * S, step() * 60 * S);
     CHECK_INT(build(b.s, T0 + 2 * H), 1);
     static const uint8_t bad[][12] = {{0}, {'R', 'T', 'R', '1', 0xff, 0xff, 0xff, 0xff}};
     struct rt_rollup_block h = {"shop", RT_PTYPE_CPU, 0, T0 / H, 0};
@@ -313,9 +358,10 @@ static void test_rollup_block_rule(void)
  * select by the first, the builder and the ingest's pending rows by the second. */
 static void test_sql_rule_matches_c(void)
 {
+    SKIP_ON_CLICKHOUSE("reads SQLite's columns; test_clickhouse_rule_matches_c reads its SQL");
     struct tstore a, b;
     CHECK_INT(tstore_open(&a), 0);
-    CHECK_INT(tstore_open(&b), 0);
+    CHECK_INT(tested_open(&b), 0);
     static const int64_t starts[] = {T0, T0 + H - S, T0 + D - 60 * S, T0 + 7, T0 + D - 1};
     static const int64_t durs[] = {S, 60 * S, H, H + 1, D, D + 1, 0, -1, 1};
     for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++)
@@ -348,22 +394,36 @@ static void test_failing_block_deferred(void)
 {
     struct tstore a, b;
     CHECK_INT(tstore_open(&a), 0);
-    CHECK_INT(tstore_open(&b), 0);
+    CHECK_INT(tested_open(&b), 0);
     for (int m = 0; m < 120; m += 10)
         put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, T0 + m * 60 * S, 60 * S);
-    char path[128];
-    snprintf(path, sizeof(path), "%s/roottrace.db", b.dir);
-    sqlite3 *db;
-    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
-    CHECK_INT(sqlite3_exec(db, "UPDATE profiles SET rows = x'ff' WHERE id = 1", NULL, NULL, NULL),
-              SQLITE_OK);
-    sqlite3_close(db);
+    const char *why = "rows unreadable";
+    if (fixture_clickhouse()) { /* a profile of the first hour that names no stored stack */
+        why = "names unknown stack";
+        char sql[512];
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO profiles (id, dedup, service, type, instance, time_ns, "
+                 "duration_ns, end_ns, stacks, row_samples, row_values, row_leaves) VALUES (1, "
+                 "'#1', 'shop', %d, 'a', %lld, %lld, %lld, [12345], [1], [10000000], [6789])",
+                 (int)RT_PTYPE_CPU, (long long)(T0 + 5 * 60 * S), (long long)(60 * S),
+                 (long long)(T0 + 6 * 60 * S));
+        CHECK_INT(fixture_ch_int(b.dir, sql), 0);
+    } else {
+        char path[128];
+        snprintf(path, sizeof(path), "%s/roottrace.db", b.dir);
+        sqlite3 *db;
+        CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+        CHECK_INT(sqlite3_exec(db, "UPDATE profiles SET rows = x'ff' WHERE id = 1", NULL, NULL,
+                               NULL),
+                  SQLITE_OK);
+        sqlite3_close(db);
+    }
     size_t built = 0;
     struct rt_error err = {0};
     int64_t now = T0 + 3 * H;
     CHECK_INT(rt_query_build_rollups(b.s, now, 10, &built, &err), RT_EIO);
     CHECK_INT(built, 1); /* the second hour */
-    CHECK(strstr(err.msg, "rows unreadable") != NULL);
+    CHECK(strstr(err.msg, why) != NULL);
     CHECK_INT(rt_query_build_rollups(b.s, now + 60 * S, 10, &built, &err), 0);
     CHECK_INT(built, 0); /* deferred */
     CHECK_INT(rt_query_build_rollups(b.s, now + RT_QUERY_ROLLUP_RETRY_NS, 10, &built, &err),
@@ -377,6 +437,40 @@ static void test_failing_block_deferred(void)
     tstore_close(&b);
 }
 
+/* ClickHouse's SQL of the blocks (rt__ch_block_sql) and rt_profile_rollup_block agree on the
+ * blocks' edges, on the suite's ClickHouse. */
+static void test_clickhouse_rule_matches_c(void)
+{
+    if (!fixture_clickhouse()) {
+        fprintf(stderr, "skip %s on sqlite: ClickHouse's SQL, run by make test-clickhouse\n",
+                __func__);
+        return;
+    }
+    struct tstore a, b;
+    CHECK_INT(tstore_open(&a), 0);
+    CHECK_INT(tested_open(&b), 0);
+    static const int64_t starts[] = {T0, T0 + H - S, T0 + D - 60 * S, T0 + 7, T0 + D - 1};
+    static const int64_t durs[] = {S, 60 * S, H, H + 1, D, D + 1, 0, -1, 1};
+    int n = 0;
+    for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++)
+        for (size_t j = 0; j < sizeof(durs) / sizeof(durs[0]); j++) {
+            put_both(a.s, b.s, RT_PTYPE_CPU, "a", NULL, false, starts[i], durs[j]);
+            for (int level = 0; level < RT_ROLLUP_LEVELS; level++) {
+                char sql[640];
+                snprintf(sql, sizeof(sql),
+                         "SELECT any(%s) FROM profiles WHERE time_ns = %lld AND duration_ns = "
+                         "%lld FORMAT TabSeparated",
+                         rt__ch_block_sql(level), (long long)starts[i], (long long)durs[j]);
+                int64_t want = rt_profile_rollup_block(starts[i], durs[j], level);
+                CHECK_INT(fixture_ch_int(b.dir, sql), want);
+                n++;
+            }
+        }
+    CHECK_INT(n, 90);
+    tstore_close(&a);
+    tstore_close(&b);
+}
+
 int main(void)
 {
     RUN(test_rollup_block_rule);
@@ -385,5 +479,6 @@ int main(void)
     RUN(test_corrupt_rollup);
     RUN(test_sql_rule_matches_c);
     RUN(test_failing_block_deferred);
+    RUN(test_clickhouse_rule_matches_c);
     return TEST_DONE();
 }

@@ -18,7 +18,7 @@
 
 /* The ClickHouse server the tests run against ("clickhouse:http://HOST:PORT" from
  * ROOTTRACE_TEST_STORE), or NULL for SQLite. */
-static const char *fixture_clickhouse(void)
+static inline const char *fixture_clickhouse(void)
 {
     const char *e = getenv("ROOTTRACE_TEST_STORE");
     return e && strncmp(e, "clickhouse:", 11) == 0 ? e : NULL;
@@ -26,7 +26,7 @@ static const char *fixture_clickhouse(void)
 
 /* The ClickHouse cluster the store's tables are replicated on (ROOTTRACE_TEST_CLUSTER, with a
  * clickhouse: store; scripts/test-clickhouse.sh sets it for its cluster run), or NULL. */
-static const char *fixture_cluster(void)
+static inline const char *fixture_cluster(void)
 {
     const char *e = getenv("ROOTTRACE_TEST_CLUSTER");
     return fixture_clickhouse() && e && *e ? e : NULL;
@@ -42,7 +42,7 @@ static const char *fixture_cluster(void)
     } while (0)
 
 /* The ClickHouse database a data directory stands for: rt_<basename>, other bytes as _. */
-static void fixture_dbname(const char *dir, char *out, size_t n)
+static inline void fixture_dbname(const char *dir, char *out, size_t n)
 {
     const char *base = strrchr(dir, '/');
     base = base ? base + 1 : dir;
@@ -54,7 +54,7 @@ static void fixture_dbname(const char *dir, char *out, size_t n)
 }
 
 /* The store URI of a data directory: the directory, or its ClickHouse database. */
-static void fixture_uri(const char *dir, char *out, size_t n)
+static inline void fixture_uri(const char *dir, char *out, size_t n)
 {
     const char *ch = fixture_clickhouse();
     if (!ch) {
@@ -67,7 +67,7 @@ static void fixture_uri(const char *dir, char *out, size_t n)
     snprintf(out, n, "%s/%s%s%s", ch, db, cluster ? "?cluster=" : "", cluster ? cluster : "");
 }
 
-static size_t fixture_ch_body(char *p, size_t size, size_t n, void *ud)
+static inline size_t fixture_ch_body(char *p, size_t size, size_t n, void *ud)
 {
     char *out = ud;
     size_t have = strlen(out), add = size * n;
@@ -83,7 +83,8 @@ static inline int64_t fixture_ch_int(const char *dir, const char *sql)
 {
     char db[128], url[512], out[256] = "";
     fixture_dbname(dir, db, sizeof(db));
-    snprintf(url, sizeof(url), "%s/?database=%s", fixture_clickhouse() + 11, db);
+    snprintf(url, sizeof(url), "%s/?database=%s&insert_distributed_sync=1",
+             fixture_clickhouse() + 11, db);
     CURL *h = curl_easy_init();
     if (!h)
         return -1;
@@ -99,7 +100,7 @@ static inline int64_t fixture_ch_int(const char *dir, const char *sql)
 }
 
 /* Opens the store of a data directory (SQLite or its ClickHouse database). */
-static struct rt_store *fixture_open(const char *dir, struct rt_error *err)
+static inline struct rt_store *fixture_open(const char *dir, struct rt_error *err)
 {
     char uri[600];
     fixture_uri(dir, uri, sizeof(uri));
@@ -107,7 +108,7 @@ static struct rt_store *fixture_open(const char *dir, struct rt_error *err)
 }
 
 /* A new empty directory under /tmp (caller frees the path and removes the directory). */
-static char *fixture_tmpdir(void)
+static inline char *fixture_tmpdir(void)
 {
     char *d = strdup("/tmp/rt_store_test_XXXXXX");
     if (!d || !mkdtemp(d)) {
@@ -117,21 +118,22 @@ static char *fixture_tmpdir(void)
     return d;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static inline int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
     return remove(path);
 }
 
 /* Removes a directory tree and frees its path. */
-static void fixture_rmdir(char *dir)
+static inline void fixture_rmdir(char *dir)
 {
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(dir);
 }
 
 /* Adds a stack given as "root;child;leaf". */
-static int fixture_add(struct rt_profile *p, const char *folded, double samples, int64_t value)
+static inline int fixture_add(struct rt_profile *p, const char *folded, double samples,
+                              int64_t value)
 {
     struct rt_str frames[64];
     size_t n = 0;
@@ -146,7 +148,7 @@ static int fixture_add(struct rt_profile *p, const char *folded, double samples,
 }
 
 /* A profile with metadata; fields NULL are left unset. */
-static struct rt_profile *fixture_profile(enum rt_ptype t, const char *service,
+static inline struct rt_profile *fixture_profile(enum rt_ptype t, const char *service,
                                           const char *instance, const char *version,
                                           const char *profile_id, int64_t time_ns,
                                           int64_t duration_ns)
@@ -164,7 +166,8 @@ static struct rt_profile *fixture_profile(enum rt_ptype t, const char *service,
 }
 
 /* Stores one profile; returns the put's result code and fills *res. */
-static inline int fixture_put(struct rt_store *s, struct rt_profile *p, struct rt_store_put_result *res)
+static inline int fixture_put(struct rt_store *s, struct rt_profile *p,
+                              struct rt_store_put_result *res)
 {
     struct rt_error err = {0};
     struct rt_store_put_result local;

@@ -359,10 +359,11 @@ static void test_window_sums(void)
     fixture_rmdir(dir);
 }
 
-/* Schema v1 -> v5 (v2: producer, cpu_scale; v3: content_hash; v4: declared_type; v5: the
- * issues' source, alert_key and alert, and the table issue_states): a database whose profiles
- * and issues tables lack those columns, holding a row written before them, migrates at open; the old row reads as an unknown producer with a factor of 1 and no declared type, and
- * a new upload stores its own.
+/* Schema v1 -> v6 (v2: producer, cpu_scale; v3: content_hash; v4: declared_type; v5: the
+ * issues' source, alert_key and alert, and the table issue_states; v6: the tables rollups and
+ * rollup_deferrals): a database whose profiles and issues tables lack those columns, holding a
+ * row written before them, migrates at open; the old row reads as an unknown producer with a
+ * factor of 1 and no declared type, and a new upload stores its own.
  * Opening again migrates nothing (the columns are looked for before each ALTER: 18.16 has no
  * IF NOT EXISTS). */
 static void test_migration_v1(void)
@@ -382,6 +383,8 @@ static void test_migration_v1(void)
     CHECK_INT(fixture_ch_int(dir, "ALTER TABLE issues DROP COLUMN alert_key"), 0);
     CHECK_INT(fixture_ch_int(dir, "ALTER TABLE issues DROP COLUMN alert"), 0);
     CHECK_INT(fixture_ch_int(dir, "DROP TABLE issue_states"), 0);
+    CHECK_INT(fixture_ch_int(dir, "DROP TABLE rollups"), 0);
+    CHECK_INT(fixture_ch_int(dir, "DROP TABLE rollup_deferrals"), 0);
     CHECK_INT(fixture_ch_int(dir, "TRUNCATE TABLE schema_version"), 0);
     CHECK_INT(fixture_ch_int(dir, "INSERT INTO schema_version VALUES (1, 0)"), 0);
     char sql[512];
@@ -392,7 +395,7 @@ static void test_migration_v1(void)
              (long long)T0, (long long)(10 * S), (long long)(T0 + 10 * S));
     CHECK_INT(fixture_ch_int(dir, sql), 0);
     struct rt_store *s = open_dir(dir);
-    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 5);
+    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 6);
     struct got g;
     CHECK_INT(scan(s, "old", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL, &g), 1);
     CHECK_STR(g.p[0].producer, "");
@@ -408,12 +411,15 @@ static void test_migration_v1(void)
     rt_profile_free(p);
     rt_store_free(s);
     s = open_dir(dir);
-    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM schema_version"), 5);
+    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM schema_version"), 6);
     CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM system.columns WHERE database = "
                                   "currentDatabase() AND table = 'issues' AND name IN "
                                   "('source', 'alert_key', 'alert')"), 3);
     CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM system.tables WHERE database = "
                                   "currentDatabase() AND name = 'issue_states'"), 1);
+    CHECK_INT(fixture_ch_int(dir, "SELECT count() FROM system.tables WHERE database = "
+                                  "currentDatabase() AND name IN ('rollups', "
+                                  "'rollup_deferrals')"), 2);
     CHECK_INT(scan(s, "old", RT_PTYPE_CPU, T0, T0 + 60 * S, NULL, NULL, &g), 2);
     CHECK_STR(g.p[1].producer, "roottrace-node");
     CHECK_NEAR(g.p[1].cpu_scale, 0.5, 0);
@@ -471,7 +477,7 @@ static void test_foreign_tables_refused(void)
     struct rt_store *s = rt_store_open(uri, &err);
     CHECK(s != NULL);
     rt_store_free(s);
-    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 5);
+    CHECK_INT(fixture_ch_int(dir, "SELECT max(version) FROM schema_version"), 6);
     /* a table of another program's */
     CHECK_INT(fixture_ch_int(dir, "DROP TABLE schema_version"), 0);
     CHECK_INT(fixture_ch_int(dir, "CREATE TABLE orders (id UInt64) ENGINE = MergeTree ORDER BY id"),

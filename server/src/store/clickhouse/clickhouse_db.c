@@ -28,7 +28,11 @@ static const struct ch_table schema_version_table = {
 
 /* Version 0 -> 1: every table. Control-plane rows that change are ReplacingMergeTree read
  * with argMax over a version column; profiles are month-partitioned MergeTree ordered for
- * window scans. Schema in docs/internals/clickhouse.md. */
+ * window scans, in granules of 256 profiles (a profile's row holds ~1,000 array elements: at
+ * 18.16's default of 8,192 rows, reading a window's few profiles beside its rollups read ~80
+ * minutes of a 100-instance fleet's arrays per granule; 26.9 bounds granules by bytes
+ * already). Databases created before keep their granules. Schema in
+ * docs/internals/clickhouse.md. */
 static const struct ch_table schema_v1[] = {
     {"profiles",
      "id UInt64, dedup String, service String, type UInt8, instance String, version String,"
@@ -37,7 +41,9 @@ static const struct ch_table schema_v1[] = {
      " process_cpu_ns Int64, has_counts UInt8, truncated_stacks UInt32, created_at_ns Int64,"
      " stacks Array(UInt64), row_samples Array(Float64), row_values Array(Int64),"
      " row_leaves Array(UInt64)",
-     "MergeTree", NULL, "PARTITION BY " MONTH("time_ns") " ORDER BY (service, type, time_ns)",
+     "MergeTree", NULL,
+     "PARTITION BY " MONTH("time_ns") " ORDER BY (service, type, time_ns) SETTINGS "
+     "index_granularity = 256",
      true},
     {"frames", "id UInt64, name String", "ReplacingMergeTree", NULL, "ORDER BY id", false},
     {"stacks", "id UInt64, frames Array(UInt64)", "ReplacingMergeTree", NULL, "ORDER BY id",
@@ -107,6 +113,23 @@ static const struct {
 } added_tables[] = {
     {5, {"issue_states", "id Int64, kind UInt8, at_ns Int64, ended_at_ns Int64, seq Int64",
          "MergeTree", NULL, "ORDER BY (id, at_ns, seq)", false}},
+    /* Version 6: rollups of whole hours and days (docs/internals/rollups.md), one row per
+     * (instance, version) of a block, stamped with the block's fingerprint (gen) when it was
+     * built and its number of groups; a later build of the block replaces its rows. Blocks
+     * that failed to build wait in rollup_deferrals until retry_ns, for that gen only. */
+    {6, {"rollups",
+         "service String, type UInt8, level UInt8, block Int64, start_ns Int64, gen UInt64,"
+         " groups UInt32, instance String, has_version UInt8, version String, data String,"
+         " built_at_ns Int64",
+         "ReplacingMergeTree", "built_at_ns",
+         "PARTITION BY " MONTH("start_ns")
+         " ORDER BY (service, type, level, block, instance, has_version, version) SETTINGS "
+         "index_granularity = 32",
+         true}},
+    {6, {"rollup_deferrals",
+         "service String, type UInt8, level UInt8, block Int64, gen UInt64, retry_ns Int64",
+         "ReplacingMergeTree", "retry_ns",
+         "PARTITION BY " MONTH("retry_ns") " ORDER BY (service, type, level, block, gen)", true}},
 };
 
 #define NADDED_TABLES (sizeof(added_tables) / sizeof(added_tables[0]))
@@ -163,6 +186,9 @@ int rt__ch_alter_table(struct rt_buf *b, const struct rt__ch *ch, const char *ta
     for (size_t i = 0; i < NTABLES; i++)
         if (strcmp(schema_v1[i].name, table) == 0)
             sharded = schema_v1[i].sharded;
+    for (size_t i = 0; i < NADDED_TABLES; i++) /* tables of later versions (rollups) too */
+        if (strcmp(added_tables[i].table.name, table) == 0)
+            sharded = added_tables[i].table.sharded;
     return rt_buf_printf(b, "%s.%s%s ON CLUSTER %s", ch->db, table, sharded ? "_local" : "",
                          ch->cluster)
                ? RT_ENOMEM
@@ -603,6 +629,11 @@ static const struct rt__store_ops ch_ops = {
     .put_audit = rt__ch_put_audit,
     .scan_audit = rt__ch_scan_audit,
     .retain = rt__ch_retain,
+    .scan_rolled = rt__ch_scan_rolled,
+    .scan_rollup_pending = rt__ch_scan_rollup_pending,
+    .put_rollup = rt__ch_put_rollup,
+    .defer_rollup = rt__ch_defer_rollup,
+    .keys = rt__ch_keys,
     .disk_bytes = ch_disk_bytes,
     .ping = ch_ping,
     .profile_count = rt__ch_profile_count,

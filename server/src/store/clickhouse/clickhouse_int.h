@@ -15,7 +15,7 @@
 #include "store/store_int.h"
 
 /* Schema version this roottrace writes (the schema_version table). */
-#define RT__CH_SCHEMA_VERSION 5
+#define RT__CH_SCHEMA_VERSION 6
 
 /* Bounds on a statement, ms: connecting (a lost server answers 503 within seconds, not
  * minutes), the whole statement, and the health check's SELECT 1 (/healthz). */
@@ -28,6 +28,9 @@
 
 /* Largest response read, bytes. */
 #define RT__CH_MAX_RESPONSE ((size_t)1 << 31)
+
+/* The start times one SELECT of rt_store_scan covers, ns (clickhouse_scan.c). */
+#define RT__CH_SCAN_SLICE_NS (600 * 1000000000LL)
 
 /* Ids per "id IN (...)" query when loading frames and stacks. */
 #define RT__CH_IN_BATCH 5000
@@ -203,12 +206,44 @@ int rt__ch_resolve_stacks(struct rt_store *s, const uint64_t *ids, size_t n,
 /* Appends the SQL condition selecting a filter's profiles (before deduplication; shared by
  * the scan and the window). Returns 0 or RT_ENOMEM. */
 int rt__ch_filter_sql(struct rt_buf *b, const struct rt_store_filter *f);
+/* rt__ch_filter_sql, with earliest (ns) as the earliest start instead of the subquery that
+ * bounds how early an overlapping profile may start (INT64_MIN: the subquery). A constant lets
+ * ClickHouse bound the primary key's range before it reads (PREWHERE). */
+int rt__ch_filter_sql_from(struct rt_buf *b, const struct rt_store_filter *f, int64_t earliest);
+/* The earliest start of a profile of f's service and type that may overlap f's window: its
+ * start less the longest stored profile's duration. 0 or RT_EIO. */
+int rt__ch_earliest_start(struct rt__ch *ch, const struct rt_store_filter *f, int64_t *earliest,
+                          struct rt_error *err);
 
 /* ---- clickhouse_window.c ---- */
 
 /* rt_store_scan_window: the window summed in ClickHouse (docs/internals/clickhouse.md). */
 int rt__ch_scan_window(struct rt_store *s, const struct rt_store_filter *f,
                        const struct rt_store_window_cb *cb, void *ud, struct rt_error *err);
+
+/* rt__ch_scan_window of the filter's profiles less those that exclude (an SQL condition on
+ * the profiles' columns, or NULL) selects: the raw part of a window read beside rollups. With
+ * prewhere, the conditions go in PREWHERE (only the parts holding profiles that pass are
+ * read whole): worth it when few parts do. */
+int rt__ch_sum_window(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
+                      bool prewhere, const struct rt_store_window_cb *cb, void *ud,
+                      struct rt_error *err);
+
+/* ---- clickhouse_rollups.c: rollups of whole hours and days (docs/internals/rollups.md) ---- */
+
+/* rt_profile_rollup_block(time_ns, duration_ns, level) as an SQL expression of profiles. */
+const char *rt__ch_block_sql(int level);
+int rt__ch_keys(struct rt_store *s, enum rt_store_key_kind kind, bool to_keys, uint64_t *v,
+                size_t n, struct rt_error *err);
+int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
+                       const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
+int rt__ch_scan_rollup_pending(struct rt_store *s, int64_t end_ns, int64_t now_ns, size_t limit,
+                               int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
+                               struct rt_error *err);
+int rt__ch_put_rollup(struct rt_store *s, const struct rt_rollup_block *b,
+                      const struct rt_rollup_group *g, size_t n, struct rt_error *err);
+int rt__ch_defer_rollup(struct rt_store *s, const struct rt_rollup_block *b, int64_t retry_ns,
+                        struct rt_error *err);
 
 /* ---- clickhouse_meta.c ---- */
 

@@ -408,20 +408,25 @@ int64_t rt__ch_profile_count(struct rt_store *s)
     return v;
 }
 
+/* The month partition of a nanosecond time column, as MONTH() in clickhouse_db.c. */
+#define MONTH_OF(col) "toYYYYMM(toDateTime(intDiv(greatest(" col ", 0), 1000000000)))"
+
 /* Drops the month partitions of table whose newest time (expr) is before cutoff_ns (within
- * `strict` ? < : <=); adds the profiles dropped to *deleted when counting. */
+ * `strict` ? < : <=), and that also satisfy `also` (an SQL condition on the month m, or NULL);
+ * adds the profiles dropped to *deleted when counting. */
 static int drop_partitions(struct rt__ch *ch, const char *table, const char *time_col,
-                           const char *end_col, bool strict, int64_t cutoff_ns, int64_t *deleted,
-                           struct rt_error *err)
+                           const char *end_col, bool strict, const char *also, int64_t cutoff_ns,
+                           int64_t *deleted, struct rt_error *err)
 {
     struct rt_buf sql, out;
     rt_buf_init(&sql, 0);
     rt_buf_init(&out, 0);
     rt_buf_printf(&sql,
                   "SELECT toYYYYMM(toDateTime(intDiv(greatest(%s, 0), 1000000000))) AS m, %s "
-                  "FROM %s GROUP BY m HAVING max(%s) %s %lld ORDER BY m FORMAT RowBinary",
+                  "FROM %s GROUP BY m HAVING max(%s) %s %lld%s%s ORDER BY m FORMAT RowBinary",
                   time_col, deleted ? "uniqExact(service, type, dedup)" : "count()", table, end_col,
-                  strict ? "<" : "<=", (long long)cutoff_ns);
+                  strict ? "<" : "<=", (long long)cutoff_ns, also ? " AND " : "",
+                  also ? also : "");
     int rc = rt__ch_run(ch, &sql, &out, err);
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);
@@ -450,8 +455,18 @@ static int drop_partitions(struct rt__ch *ch, const char *table, const char *tim
 int rt__ch_retain(struct rt_store *s, int64_t cutoff_ns, int64_t *deleted, struct rt_error *err)
 {
     struct rt__ch *ch = s->be;
-    if (drop_partitions(ch, "profiles", "time_ns", "end_ns", false, cutoff_ns, deleted, err) ||
-        drop_partitions(ch, "instance_events", "at_ns", "at_ns", true, cutoff_ns, NULL, err))
+    /* A month's rollups go once its profiles have gone, not before: a block whose rollup was
+     * dropped while its profiles stay would wait to be built again (docs/internals/rollups.md).
+     * (One whose block lost profiles is never read again anyway: its fingerprint changed.) */
+    if (drop_partitions(ch, "profiles", "time_ns", "end_ns", false, NULL, cutoff_ns, deleted,
+                        err) ||
+        drop_partitions(ch, "instance_events", "at_ns", "at_ns", true, NULL, cutoff_ns, NULL,
+                        err) ||
+        drop_partitions(ch, "rollups", "start_ns", "start_ns", true,
+                        "m NOT IN (SELECT DISTINCT " MONTH_OF("time_ns") " FROM profiles)",
+                        cutoff_ns, NULL, err) ||
+        drop_partitions(ch, "rollup_deferrals", "retry_ns", "retry_ns", true, NULL, cutoff_ns,
+                        NULL, err))
         return err->code;
     return 0;
 }

@@ -109,15 +109,47 @@ static int read_profile(struct scan_ctx *c, struct rt__ch_rd *r)
 
 int rt__ch_filter_sql(struct rt_buf *b, const struct rt_store_filter *f)
 {
+    return rt__ch_filter_sql_from(b, f, INT64_MIN);
+}
+
+int rt__ch_earliest_start(struct rt__ch *ch, const struct rt_store_filter *f, int64_t *earliest,
+                          struct rt_error *err)
+{
+    struct rt_buf sql, out;
+    rt_buf_init(&sql, 0);
+    rt_buf_init(&out, 0);
+    int rc = rt_buf_puts(&sql, "SELECT max(end_ns - time_ns) FROM profiles WHERE service = ") ||
+             rt__ch_quote_cstr(&sql, f->service) ||
+             rt_buf_printf(&sql, " AND type = %d FORMAT RowBinary", (int)f->type);
+    rc = rt__ch_select_rows(ch, &sql, !rc, &out, err);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    int64_t longest = rt__ch_rd_i64(&r);
+    if (!rc && r.bad)
+        rc = rt__ch_bad_response("the longest profile", err);
+    /* no overflow: both at least 0, or the bound is the filter's own start */
+    *earliest = longest > 0 && f->from_ns >= 0 ? f->from_ns - longest : f->from_ns;
+    rt_buf_cleanup(&sql);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+int rt__ch_filter_sql_from(struct rt_buf *b, const struct rt_store_filter *f, int64_t earliest)
+{
+    bool before = earliest == INT64_MIN;
     int rc = rt_buf_puts(b, "service = ");
     rc = rc || rt__ch_quote_cstr(b, f->service);
     rc = rc || rt_buf_printf(b, " AND type = %d AND time_ns < %lld AND end_ns > %lld",
                              (int)f->type, (long long)f->to_ns, (long long)f->from_ns);
     /* the longest stored profile bounds how far before the window one may start */
-    rc = rc || rt_buf_printf(b, " AND time_ns >= %lld - (SELECT max(end_ns - time_ns) FROM "
-                                "profiles WHERE service = ", (long long)f->from_ns);
-    rc = rc || rt__ch_quote_cstr(b, f->service);
-    rc = rc || rt_buf_printf(b, " AND type = %d)", (int)f->type);
+    if (before) {
+        rc = rc || rt_buf_printf(b, " AND time_ns >= %lld - (SELECT max(end_ns - time_ns) FROM "
+                                    "profiles WHERE service = ", (long long)f->from_ns);
+        rc = rc || rt__ch_quote_cstr(b, f->service);
+        rc = rc || rt_buf_printf(b, " AND type = %d)", (int)f->type);
+    } else {
+        rc = rc || rt_buf_printf(b, " AND time_ns >= %lld", (long long)earliest);
+    }
     if (f->version) {
         rc = rc || rt_buf_puts(b, " AND has_version = 1 AND version = ");
         rc = rc || rt__ch_quote_cstr(b, f->version);
@@ -129,15 +161,19 @@ int rt__ch_filter_sql(struct rt_buf *b, const struct rt_store_filter *f)
     return rc ? RT_ENOMEM : 0;
 }
 
-/* The SELECT of a filter. */
-static int scan_sql(struct rt_buf *b, const struct rt_store_filter *f)
+/* The SELECT of a filter's profiles that start in [lo, hi) (lo INT64_MIN: no lower bound). */
+static int scan_sql(struct rt_buf *b, const struct rt_store_filter *f, int64_t lo, int64_t hi)
 {
     int rc = rt_buf_puts(b, "SELECT id, has_pid, profile_id, instance, has_version, version, "
                             "time_ns, duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, "
                             "samples, value_ns, has_counts, truncated_stacks, stacks, "
                             "row_samples, row_values, producer, cpu_scale, declared_type FROM profiles "
                             "WHERE ");
-    rc = rc || rt__ch_filter_sql(b, f);
+    /* with lo, only profiles that start inside: lo bounds their start */
+    rc = rc || rt__ch_filter_sql_from(b, f, lo == INT64_MIN ? INT64_MIN : f->from_ns);
+    if (lo != INT64_MIN)
+        rc = rc || rt_buf_printf(b, " AND time_ns >= %lld", (long long)lo);
+    rc = rc || rt_buf_printf(b, " AND time_ns < %lld", (long long)hi);
     rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup FORMAT RowBinary");
     return rc ? RT_ENOMEM : 0;
 }
@@ -339,16 +375,17 @@ int rt__ch_resolve_stacks(struct rt_store *s, const uint64_t *ids, size_t n,
     return rc;
 }
 
-int rt__ch_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
-                void *ud, struct rt_error *err)
+/* Scans the profiles of f that start in [lo, hi), in time order. */
+static int scan_slice(struct rt_store *s, const struct rt_store_filter *f, int64_t lo, int64_t hi,
+                      rt_store_profile_cb cb, void *ud, struct rt_error *err)
 {
     struct scan_ctx c = {.s = s, .ch = s->be};
     rt_buf_init(&c.strs, 0);
     struct rt_buf sql, out;
     rt_buf_init(&sql, 0);
     rt_buf_init(&out, RT__CH_MAX_RESPONSE);
-    int rc = scan_sql(&sql, f) ? rt_error_set(err, RT_ENOMEM, "out of memory")
-                               : rt__ch_run(c.ch, &sql, &out, err);
+    int rc = scan_sql(&sql, f, lo, hi) ? rt_error_set(err, RT_ENOMEM, "out of memory")
+                                       : rt__ch_run(c.ch, &sql, &out, err);
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);
     while (!rc && rt__ch_rd_more(&r)) {
@@ -370,5 +407,55 @@ int rt__ch_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_pr
     free(c.samples);
     free(c.values);
     free(c.ids);
+    return rc;
+}
+
+/* The slices of RT__CH_SCAN_SLICE_NS from f->from_ns that hold a start of f's profiles, in
+ * order, into *ks (*n of them; the caller frees it): empty stretches cost no query. */
+static int slices(struct rt__ch *ch, const struct rt_store_filter *f, int64_t **ks, size_t *n,
+                  struct rt_error *err)
+{
+    struct rt_buf sql, out;
+    rt_buf_init(&sql, 0);
+    rt_buf_init(&out, 0);
+    int rc = rt_buf_printf(&sql, "SELECT intDiv(time_ns - %lld, %lld) AS k FROM profiles WHERE ",
+                           (long long)f->from_ns, (long long)RT__CH_SCAN_SLICE_NS) ||
+             rt__ch_filter_sql_from(&sql, f, f->from_ns) ||
+             rt_buf_puts(&sql, " GROUP BY k ORDER BY k FORMAT RowBinary");
+    rc = rt__ch_select_rows(ch, &sql, !rc, &out, err);
+    *n = out.len / 8;
+    if (!rc && out.len % 8)
+        rc = rt__ch_bad_response("a scan's slices", err);
+    if (!rc && !(*ks = malloc((*n ? *n : 1) * sizeof(**ks))))
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    for (size_t i = 0; !rc && i < *n; i++)
+        (*ks)[i] = rt__ch_rd_i64(&r);
+    rt_buf_cleanup(&sql);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+int rt__ch_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
+                void *ud, struct rt_error *err)
+{
+    if (f->from_ns < 0 || f->to_ns - f->from_ns <= RT__CH_SCAN_SLICE_NS) /* one response */
+        return scan_slice(s, f, INT64_MIN, f->to_ns, cb, ud, err);
+    /* In slices of start time, so that a long window (a day's rollup: ~170 million rows for
+     * 100 instances) is never one response held whole: first the profiles that start before
+     * the window, then each slice of RT__CH_SCAN_SLICE_NS that holds a start. A profile's
+     * twins share its start, so each slice deduplicates them whole. */
+    int64_t *ks = NULL;
+    size_t n = 0;
+    int rc = scan_slice(s, f, INT64_MIN, f->from_ns, cb, ud, err);
+    if (!rc)
+        rc = slices(s->be, f, &ks, &n, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        int64_t lo = f->from_ns + ks[i] * RT__CH_SCAN_SLICE_NS; /* 0 <= from <= lo < to */
+        int64_t hi = f->to_ns - lo > RT__CH_SCAN_SLICE_NS ? lo + RT__CH_SCAN_SLICE_NS : f->to_ns;
+        rc = scan_slice(s, f, lo, hi, cb, ud, err);
+    }
+    free(ks);
     return rc;
 }

@@ -26,7 +26,8 @@
  * uses it: hence cols here, not a level above.)
  * Sorted once: on one thread the filter w > 0 keeps the sorted stream's order, so a second
  * ORDER BY of the whole rows (arrays included) would only copy them again. */
-static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const char *cols)
+static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const char *exclude,
+                    int64_t earliest, const char *cols)
 {
     long long from = f->from_ns, to = f->to_ns;
     int rc = rt_buf_printf(
@@ -36,27 +37,39 @@ static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const cha
         "has_counts, truncated_stacks, stacks, row_samples, row_values, row_leaves, "
         "producer, cpu_scale, declared_type, if(duration_ns <= 0, toFloat64(time_ns >= %lld AND time_ns < %lld), "
         "greatest(toInt64(0), least(end_ns, %lld) - greatest(time_ns, %lld)) / duration_ns) "
-        "AS w FROM profiles WHERE ",
-        cols, from, to, to, from);
-    rc = rc || rt__ch_filter_sql(b, f);
+        "AS w FROM profiles %s ",
+        cols, from, to, to, from, earliest != INT64_MIN ? "PREWHERE" : "WHERE");
+    rc = rc || rt__ch_filter_sql_from(b, f, earliest);
+    if (exclude)
+        rc = rc || rt_buf_printf(b, " AND NOT (%s)", exclude);
     rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup) WHERE w > 0)");
     return rc ? RT_ENOMEM : 0;
 }
 
+/* The window being summed: the filter's profiles, less those that exclude (an SQL condition,
+ * or NULL) selects; with earliest (the earliest start, not INT64_MIN), the conditions go in
+ * PREWHERE with that constant bound (rt__ch_filter_sql_from). */
+struct win {
+    const struct rt_store_filter *f;
+    const char *exclude;
+    int64_t earliest;
+};
+
 /* Runs prefix + weighted subquery selecting cols + suffix into out. */
-static int run(struct rt__ch *ch, const struct rt_store_filter *f, const char *prefix,
-               const char *cols, const char *suffix, struct rt_buf *out, struct rt_error *err)
+static int run(struct rt__ch *ch, const struct win *q, const char *prefix, const char *cols,
+               const char *suffix, struct rt_buf *out, struct rt_error *err)
 {
     struct rt_buf sql;
     rt_buf_init(&sql, 0);
-    int rc = rt_buf_puts(&sql, prefix) || weighted(&sql, f, cols) || rt_buf_puts(&sql, suffix);
+    int rc = rt_buf_puts(&sql, prefix) || weighted(&sql, q->f, q->exclude, q->earliest, cols) ||
+             rt_buf_puts(&sql, suffix);
     rc = rc ? rt_error_set(err, RT_ENOMEM, "out of memory") : rt__ch_run(ch, &sql, out, err);
     rt_buf_cleanup(&sql);
     return rc;
 }
 
 /* Profiles with their weight and weighted sums, in time order. */
-static int profiles(struct rt_store *s, const struct rt_store_filter *f,
+static int profiles(struct rt_store *s, const struct win *f,
                     const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
     struct rt_buf out;
@@ -117,7 +130,7 @@ static uint32_t local_id(struct rt_store *s, bool stack, uint64_t id)
 }
 
 /* Weighted sums per stack; the stacks get local ids first. */
-static int stacks(struct rt_store *s, const struct rt_store_filter *f,
+static int stacks(struct rt_store *s, const struct win *f,
                   const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
     struct rt_buf out;
@@ -155,7 +168,7 @@ static int stacks(struct rt_store *s, const struct rt_store_filter *f,
 }
 
 /* Weighted values per (instance, leaf frame), each profile's scaled by its cpu_scale. */
-static int instance_leaves(struct rt_store *s, const struct rt_store_filter *f,
+static int instance_leaves(struct rt_store *s, const struct win *f,
                            const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
     struct rt_buf out;
@@ -194,9 +207,9 @@ static int instance_leaves(struct rt_store *s, const struct rt_store_filter *f,
  * sumMap would drop). A GROUP BY (profile, leaf) over the ARRAY JOINed rows instead builds a
  * hash table of profiles x leaves that outgrows the caches: at 6,000 profiles of ~180 leaves
  * (1.1 M keys) it took ~1 s, half of the window's time on 18.16, and this ~0.5 s
- * (docs/performance.md). The outer sum runs in time order, then leaf order (it ran in the
+ * (docs/performance-stores.md). The outer sum runs in time order, then leaf order (it ran in the
  * hash table's order before: the same to ~1e-14 relative, not to the bit). */
-static int leaf_s2(struct rt_store *s, const struct rt_store_filter *f,
+static int leaf_s2(struct rt_store *s, const struct win *f,
                    const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
     struct rt_buf out;
@@ -228,15 +241,25 @@ static int leaf_s2(struct rt_store *s, const struct rt_store_filter *f,
     return rc;
 }
 
+int rt__ch_sum_window(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
+                      bool prewhere, const struct rt_store_window_cb *cb, void *ud,
+                      struct rt_error *err)
+{
+    struct win q = {f, exclude, INT64_MIN};
+    int rc = prewhere ? rt__ch_earliest_start(s->be, f, &q.earliest, err) : 0;
+    if (!rc)
+        rc = profiles(s, &q, cb, ud, err);
+    if (!rc)
+        rc = stacks(s, &q, cb, ud, err);
+    if (!rc)
+        rc = instance_leaves(s, &q, cb, ud, err);
+    if (!rc)
+        rc = leaf_s2(s, &q, cb, ud, err);
+    return rc;
+}
+
 int rt__ch_scan_window(struct rt_store *s, const struct rt_store_filter *f,
                        const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
-    int rc = profiles(s, f, cb, ud, err);
-    if (!rc)
-        rc = stacks(s, f, cb, ud, err);
-    if (!rc)
-        rc = instance_leaves(s, f, cb, ud, err);
-    if (!rc)
-        rc = leaf_s2(s, f, cb, ud, err);
-    return rc;
+    return rt__ch_sum_window(s, f, NULL, false, cb, ud, err);
 }

@@ -1,0 +1,378 @@
+/* ClickHouse backend, rollups of whole hours and UTC days (docs/internals/rollups.md).
+ * ClickHouse has no transactions, and several nodes write: so instead of SQLite's log of
+ * pending blocks, a block's state is a *fingerprint*, the wrapping sum of cityHash64(id) over
+ * the rows of the profiles wholly inside it (rt_profile_rollup_block), computed from the
+ * profiles themselves. A rollup is stamped with the fingerprint it was built for, and a
+ * window reads it only while the block's fingerprint is still that one: a late profile, a
+ * concurrent twin or retention changes it, and the block is read raw until it is built again.
+ * A block waits for its rollup while no complete rollup of its current fingerprint exists.
+ * Stack and frame ids inside a rollup are ClickHouse's own 64-bit ids (rt_store_keys), valid
+ * on every node. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clickhouse_int.h"
+#include "rt/profile.h"
+#include "rt/timeutil.h"
+
+/* rt_profile_rollup_block in SQL, of a level's length (a literal): the block of a profile
+ * wholly inside one, else -1. test_rollup.c checks it against the C on the edges. */
+#define BLOCK_SQL(len)                                                                       \
+    "if(time_ns >= 0 AND duration_ns > 0 AND duration_ns <= toInt64(" len ") - time_ns % "   \
+    "toInt64(" len "), intDiv(time_ns, toInt64(" len ")), toInt64(-1))"
+#define HOUR_SQL BLOCK_SQL("3600000000000")
+#define DAY_SQL BLOCK_SQL("86400000000000")
+
+/* A block's fingerprint: it changes with every row of its profiles stored or dropped. */
+#define GEN_SQL "sum(cityHash64(id))"
+
+/* Rollups complete for their gen: all of their groups written (a build's rows go in one
+ * INSERT, but a merge may replace some of an older build's rows first). */
+#define COMPLETE_SQL                                                                         \
+    "GROUP BY level, block, gen HAVING uniqExact(instance, has_version, version) = any(groups)"
+
+const char *rt__ch_block_sql(int level)
+{
+    return level ? DAY_SQL : HOUR_SQL;
+}
+
+/* The first block of level starting at or after t (t >= 0). */
+static int64_t block_ceil(int64_t t, int level)
+{
+    int64_t len = rt_rollup_level_ns(level);
+    return t / len + (t % len != 0);
+}
+
+/* "service = S AND type = T" */
+static int service_sql(struct rt_buf *b, const char *service, enum rt_ptype type)
+{
+    return rt_buf_puts(b, "service = ") || rt__ch_quote_cstr(b, service) ||
+                   rt_buf_printf(b, " AND type = %d", (int)type)
+               ? RT_ENOMEM
+               : 0;
+}
+
+/* ---- keys ---- */
+
+int rt__ch_keys(struct rt_store *s, enum rt_store_key_kind kind, bool to_keys, uint64_t *v,
+                size_t n, struct rt_error *err)
+{
+    struct rt__ch *ch = s->be;
+    bool stack = kind == RT_STORE_STACK_KEYS;
+    if (!to_keys && stack) {
+        int rc = rt__ch_resolve_stacks(s, v, n, err);
+        if (rc)
+            return rc;
+    }
+    int rc = 0;
+    size_t i = 0;
+    pthread_rwlock_rdlock(&s->dict_lock);
+    for (; !rc && i < n; i++) {
+        if (to_keys) {
+            rc = v[i] > UINT32_MAX ? RT_ENOTFOUND
+                                   : rt__store_dict_hash(&s->dict, stack, (uint32_t)v[i], &v[i]);
+        } else {
+            uint32_t id = rt__ch_idmap_get(stack ? &ch->stack_ids : &ch->frame_ids, v[i]);
+            if (!id)
+                rc = RT_ENOTFOUND;
+            else
+                v[i] = id;
+        }
+    }
+    pthread_rwlock_unlock(&s->dict_lock);
+    if (rc)
+        return rt_error_set(err, rc, "no %s of %s %llx", stack ? "stack" : "frame",
+                            to_keys ? "id" : "key", (unsigned long long)v[i - 1]);
+    return 0;
+}
+
+/* ---- which blocks wait ---- */
+
+int rt__ch_scan_rollup_pending(struct rt_store *s, int64_t end_ns, int64_t now_ns, size_t limit,
+                               int (*cb)(void *ud, const struct rt_rollup_block *b), void *ud,
+                               struct rt_error *err)
+{
+    int64_t e = end_ns < 0 ? 0 : end_ns; /* blocks that ended by e: block < e / L */
+    struct rt_buf sql, out;
+    rt_buf_init(&sql, 0);
+    rt_buf_init(&out, 0);
+    int rc = rt_buf_puts(&sql, "SELECT service, type, level, block, gen FROM (SELECT service, "
+                               "type, level, block, gen, built FROM (");
+    for (int level = 0; !rc && level < RT_ROLLUP_LEVELS; level++)
+        rc = rt_buf_printf(&sql,
+                           "%sSELECT service, type, toUInt8(%d) AS level, %s AS block, " GEN_SQL
+                           " AS gen FROM profiles WHERE time_ns < %lld GROUP BY service, type, "
+                           "block HAVING block >= 0 AND block < %lld",
+                           level ? " UNION ALL " : "", level, rt__ch_block_sql(level), (long long)e,
+                           (long long)(e / rt_rollup_level_ns(level)));
+    rc = rc || rt_buf_printf(&sql,
+                             ") AS cur ANY LEFT JOIN (SELECT service, type, level, block, gen, "
+                             "any(groups) AS built FROM rollups GROUP BY service, type, level, "
+                             "block, gen HAVING uniqExact(instance, has_version, version) = "
+                             "any(groups)) AS done USING (service, type, level, block, gen) "
+                             "WHERE built = 0) AS todo ANY LEFT JOIN (SELECT service, type, "
+                             "level, block, gen, "
+                             "max(retry_ns) AS retry FROM rollup_deferrals GROUP BY service, "
+                             "type, level, block, gen) AS deferred USING (service, type, level, "
+                             "block, gen) "
+                             "WHERE retry <= %lld ORDER BY level, block, service, type LIMIT %zu "
+                             "FORMAT RowBinary",
+                             (long long)now_ns, limit);
+    rc = rt__ch_select_rows(s->be, &sql, !rc, &out, err);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    struct rt__ch_strs strs = {0};
+    while (!rc && rt__ch_rd_more(&r)) {
+        rt__ch_strs_reset(&strs);
+        size_t svc = rt__ch_strs_read(&strs, &r);
+        struct rt_rollup_block b = {0};
+        b.type = (enum rt_ptype)rt__ch_rd_u8(&r);
+        b.level = rt__ch_rd_u8(&r);
+        b.block = rt__ch_rd_i64(&r);
+        b.gen = (int64_t)rt__ch_rd_u64(&r);
+        if (r.bad) {
+            rc = rt__ch_bad_response("the blocks waiting for rollups", err);
+            break;
+        }
+        b.service = rt__ch_strs_get(&strs, svc, false);
+        rc = cb(ud, &b);
+    }
+    rt_buf_cleanup(&strs.buf);
+    rt_buf_cleanup(&sql);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+/* The block's fingerprint now, into *gen. */
+static int block_gen(struct rt__ch *ch, const struct rt_rollup_block *b, uint64_t *gen,
+                     struct rt_error *err)
+{
+    int64_t len = rt_rollup_level_ns(b->level);
+    struct rt_buf sql, out;
+    rt_buf_init(&sql, 0);
+    rt_buf_init(&out, 0);
+    int rc = rt_buf_puts(&sql, "SELECT " GEN_SQL " FROM profiles WHERE ") ||
+             service_sql(&sql, b->service, b->type) ||
+             rt_buf_printf(&sql, " AND time_ns >= %lld AND time_ns < %lld AND %s = %lld "
+                                 "FORMAT RowBinary",
+                           (long long)(b->block * len), (long long)((b->block + 1) * len),
+                           rt__ch_block_sql(b->level), (long long)b->block);
+    rc = rt__ch_select_rows(ch, &sql, !rc, &out, err);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &out);
+    *gen = rt__ch_rd_u64(&r);
+    if (!rc && r.bad)
+        rc = rt__ch_bad_response("a block's fingerprint", err);
+    rt_buf_cleanup(&sql);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+int rt__ch_put_rollup(struct rt_store *s, const struct rt_rollup_block *b,
+                      const struct rt_rollup_group *g, size_t n, struct rt_error *err)
+{
+    uint64_t now;
+    int rc = block_gen(s->be, b, &now, err);
+    if (rc)
+        return rc;
+    if (now != (uint64_t)b->gen) /* read raw until built again; the rows would never be read */
+        return rt_error_set(err, RT_ECONFLICT,
+                            "profiles of %s %lld of %s were stored after it was read",
+                            b->level ? "day" : "hour", (long long)b->block, b->service);
+    if (n == 0) /* nothing to store would leave it waiting, built again at every sweep */
+        return rt_error_set(err, RT_EIO, "%s %lld of %s holds profiles, but the scan met none",
+                            b->level ? "day" : "hour", (long long)b->block, b->service);
+    struct rt_buf rows;
+    rt_buf_init(&rows, 0);
+    int64_t built = rt_time_now_ns(), start = b->block * rt_rollup_level_ns(b->level);
+    bool ok = n <= UINT32_MAX;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = !rt__ch_w_cstr(&rows, b->service) && !rt__ch_w_u8(&rows, (uint8_t)b->type) &&
+             !rt__ch_w_u8(&rows, (uint8_t)b->level) && !rt__ch_w_i64(&rows, b->block) &&
+             !rt__ch_w_i64(&rows, start) && !rt__ch_w_u64(&rows, (uint64_t)b->gen) &&
+             !rt__ch_w_u32(&rows, (uint32_t)n) && !rt__ch_w_cstr(&rows, g[i].instance) &&
+             !rt__ch_w_u8(&rows, g[i].version != NULL) && !rt__ch_w_cstr(&rows, g[i].version) &&
+             !rt__ch_w_str(&rows, g[i].data, g[i].len) && !rt__ch_w_i64(&rows, built);
+    rc = rt__ch_insert_rows(s->be, "rollups", &rows, ok, err);
+    rt_buf_cleanup(&rows);
+    return rc;
+}
+
+int rt__ch_defer_rollup(struct rt_store *s, const struct rt_rollup_block *b, int64_t retry_ns,
+                        struct rt_error *err)
+{
+    struct rt_buf row;
+    rt_buf_init(&row, 0);
+    bool ok = !rt__ch_w_cstr(&row, b->service) && !rt__ch_w_u8(&row, (uint8_t)b->type) &&
+              !rt__ch_w_u8(&row, (uint8_t)b->level) && !rt__ch_w_i64(&row, b->block) &&
+              !rt__ch_w_u64(&row, (uint64_t)b->gen) && !rt__ch_w_i64(&row, retry_ns);
+    int rc = rt__ch_insert_rows(s->be, "rollup_deferrals", &row, ok, err);
+    rt_buf_cleanup(&row);
+    return rc;
+}
+
+/* ---- the rolled read ---- */
+
+/* One usable rollup of the window: a block whose rollup is complete for its fingerprint. */
+struct rolled {
+    int level;
+    int64_t block;
+    uint64_t gen;
+};
+
+/* The window's whole blocks whose rollups are current, days first, into *out (*n). */
+static int usable_blocks(struct rt__ch *ch, const struct rt_store_filter *f, struct rolled **out,
+                         size_t *n, struct rt_error *err)
+{
+    struct rt_buf sql, res;
+    rt_buf_init(&sql, 0);
+    rt_buf_init(&res, 0);
+    int64_t lo[RT_ROLLUP_LEVELS], hi[RT_ROLLUP_LEVELS];
+    int rc = rt_buf_puts(&sql, "SELECT level, block, gen FROM (");
+    for (int level = 0; !rc && level < RT_ROLLUP_LEVELS; level++) {
+        int64_t len = rt_rollup_level_ns(level);
+        lo[level] = block_ceil(f->from_ns, level);
+        hi[level] = f->to_ns / len;
+        rc = rt_buf_printf(&sql, "%sSELECT toUInt8(%d) AS level, %s AS block, " GEN_SQL
+                                 " AS gen FROM profiles WHERE ",
+                           level ? " UNION ALL " : "", level, rt__ch_block_sql(level)) ||
+             service_sql(&sql, f->service, f->type) ||
+             rt_buf_printf(&sql, " AND time_ns >= %lld AND time_ns < %lld GROUP BY block "
+                                 "HAVING block >= %lld AND block < %lld",
+                           (long long)(lo[level] * len), (long long)(hi[level] * len),
+                           (long long)lo[level], (long long)hi[level]);
+    }
+    rc = rc || rt_buf_puts(&sql, ") AS cur ANY INNER JOIN (SELECT level, block, gen FROM rollups "
+                                 "WHERE ") ||
+         service_sql(&sql, f->service, f->type) ||
+         rt_buf_printf(&sql, " AND ((level = 0 AND block >= %lld AND block < %lld) OR (level = 1 "
+                             "AND block >= %lld AND block < %lld)) " COMPLETE_SQL
+                             ") AS done USING (level, block, gen) ORDER BY level DESC, block "
+                             "FORMAT RowBinary",
+                       (long long)lo[0], (long long)hi[0], (long long)lo[1], (long long)hi[1]);
+    rc = rt__ch_select_rows(ch, &sql, !rc, &res, err);
+    size_t cap = 0;
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &res);
+    while (!rc && rt__ch_rd_more(&r)) {
+        struct rolled b;
+        b.level = rt__ch_rd_u8(&r); /* in the columns' order: one statement each */
+        b.block = rt__ch_rd_i64(&r);
+        b.gen = rt__ch_rd_u64(&r);
+        if (r.bad)
+            rc = rt__ch_bad_response("a window's rollups", err);
+        else if (rt_array_grow((void **)out, &cap, *n + 1, sizeof(**out)))
+            rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+        else
+            (*out)[(*n)++] = b;
+    }
+    rt_buf_cleanup(&sql);
+    rt_buf_cleanup(&res);
+    return rc;
+}
+
+/* Keeps the days, and the hours outside them (their profiles are in the days' rollups). */
+static size_t drop_hours_of_days(struct rolled *b, size_t n)
+{
+    int64_t per_day = RT_ROLLUP_DAY_NS / RT_ROLLUP_HOUR_NS;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool in_day = false;
+        for (size_t d = 0; b[i].level == 0 && d < n && !in_day; d++)
+            in_day = b[d].level == 1 && b[d].block == b[i].block / per_day;
+        if (!in_day)
+            b[kept++] = b[i];
+    }
+    return kept;
+}
+
+/* The profiles the blocks' rollups stand for, as an SQL condition. */
+static int standing_sql(struct rt_buf *b, const struct rolled *bl, size_t n)
+{
+    int rc = 0;
+    for (int level = 0; !rc && level < RT_ROLLUP_LEVELS; level++) {
+        size_t k = 0;
+        for (size_t i = 0; !rc && i < n; i++)
+            if (bl[i].level == level)
+                rc = k++ ? rt_buf_printf(b, ",%lld", (long long)bl[i].block)
+                         : rt_buf_printf(b, "%s%s IN (%lld", b->len ? " OR " : "",
+                                         rt__ch_block_sql(level), (long long)bl[i].block);
+        if (!rc && k)
+            rc = rt_buf_puts(b, ")");
+    }
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* Passes each usable rollup that the filter selects to r->rollup. */
+static int read_rollups(struct rt__ch *ch, const struct rt_store_filter *f, const struct rolled *bl,
+                        size_t n, const struct rt_store_window_reader *r, void *ud,
+                        struct rt_error *err)
+{
+    struct rt_buf sql, out;
+    rt_buf_init(&sql, 0);
+    rt_buf_init(&out, 0);
+    /* PREWHERE: a rollup's row is ~40 KB (granules of 32 rows): only the rows of the blocks
+     * used are read whole */
+    int rc = rt_buf_puts(&sql, "SELECT instance, has_version, version, data FROM rollups "
+                               "PREWHERE ") ||
+             service_sql(&sql, f->service, f->type) ||
+             rt_buf_puts(&sql, " AND (level, block, gen) IN (");
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = rt_buf_printf(&sql, "%s(%d, %lld, %llu)", i ? ", " : "", bl[i].level,
+                           (long long)bl[i].block, (unsigned long long)bl[i].gen);
+    rc = rc || rt_buf_puts(&sql, ")");
+    if (f->version)
+        rc = rc || rt_buf_puts(&sql, " AND has_version = 1 AND version = ") ||
+             rt__ch_quote_cstr(&sql, f->version);
+    if (f->instance)
+        rc = rc || rt_buf_puts(&sql, " AND instance = ") || rt__ch_quote_cstr(&sql, f->instance);
+    rc = rc || rt_buf_puts(&sql, " ORDER BY level, block, instance, has_version, version LIMIT 1 "
+                                 "BY level, block, instance, has_version, version "
+                                 "FORMAT RowBinary");
+    rc = rt__ch_select_rows(ch, &sql, !rc, &out, err);
+    struct rt__ch_rd rd;
+    rt__ch_rd_init(&rd, &out);
+    struct rt__ch_strs strs = {0};
+    while (!rc && rt__ch_rd_more(&rd)) {
+        rt__ch_strs_reset(&strs);
+        size_t inst = rt__ch_strs_read(&strs, &rd);
+        bool has_ver = rt__ch_rd_u8(&rd) != 0;
+        size_t ver = rt__ch_strs_read(&strs, &rd), len;
+        const char *data = rt__ch_rd_str(&rd, &len);
+        if (rd.bad) {
+            rc = rt__ch_bad_response("a window's rollups", err);
+            break;
+        }
+        rc = r->rollup(ud, rt__ch_strs_get(&strs, inst, false),
+                       rt__ch_strs_get(&strs, ver, !has_ver), data, len);
+    }
+    rt_buf_cleanup(&strs.buf);
+    rt_buf_cleanup(&sql);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
+                       const struct rt_store_window_reader *r, void *ud, struct rt_error *err)
+{
+    struct rolled *bl = NULL;
+    size_t n = 0;
+    int rc = usable_blocks(s->be, f, &bl, &n, err);
+    n = rc ? 0 : drop_hours_of_days(bl, n);
+    struct rt_buf exclude;
+    rt_buf_init(&exclude, 0);
+    if (!rc && n && (standing_sql(&exclude, bl, n) || rt_buf_append(&exclude, "", 1)))
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+    /* PREWHERE: the profiles the rollups stand for are told apart by their times alone, and
+     * only the granules holding the rest (the window's edges, the last minute of each hour)
+     * are read whole. bench_rollup's store on 18.16, one of the four queries: a day of hours
+     * 0.14 s, not 1.1 s; an hour 0.02 s, not 0.6 s (with granules of 256 profiles, and the
+     * longest profile's bound a constant; docs/performance.md). */
+    if (!rc)
+        rc = rt__ch_sum_window(s, f, n ? exclude.data : NULL, n > 0, r->sums, ud, err);
+    if (!rc && n)
+        rc = read_rollups(s->be, f, bl, n, r, ud, err);
+    rt_buf_cleanup(&exclude);
+    free(bl);
+    return rc;
+}
