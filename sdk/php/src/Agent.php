@@ -129,12 +129,7 @@ final class Agent
         // Whether the spool directory is usable is checked when first needed (checkSpool):
         // a request whose gate reads as this user's needs no check (Spool::readGate).
         $this->spoolChecked = $why !== null;
-        if (str_contains($dir, "\0")) { // PHP's file functions throw on it: never used
-            $this->spoolChecked = true;
-            $this->useFallbackSpool($dir, 'holds a NUL byte');
-        } else {
-            $this->spool = new Spool($dir, $this->limits);
-        }
+        $this->spool = new Spool($dir, $this->limits);
         $this->params = ['service' => $this->service, 'instance' => $this->instance,
             'runtime' => self::RUNTIME, 'runtime_version' => PHP_VERSION,
             'sdk_version' => self::SDK_VERSION, 'version' => $this->version];
@@ -144,6 +139,12 @@ final class Agent
             $this->fatal = Status::format(Status::UNAVAILABLE, 'ext-excimer not loaded');
         } elseif (!function_exists('gzencode')) {
             $this->fatal = Status::format(Status::ERROR, 'ext-zlib not loaded: cannot gzip uploads');
+        }
+        if (str_contains($dir, "\0")) { // PHP's file functions throw on it: never used
+            $this->spoolChecked = true;   // said first, as an unwritable one is (checkSpool),
+            $fatal = $this->fatal;        // unless an option is unusable
+            $this->useFallbackSpool($dir, 'holds a NUL byte');
+            $this->fatal = $why !== null ? $fatal : $this->fatal;
         }
     }
 
