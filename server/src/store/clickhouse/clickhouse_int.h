@@ -69,7 +69,14 @@ struct rt__ch {
     bool stopping;                 /* the committer is to finish the queue and exit */
     bool committer_started;
     pthread_t committer;
+    /* How many start times of a rolled window's raw part its sums list, at most (0:
+     * RT__CH_RAW_STARTS; clickhouse_rollups.c). Tests lower it to reach the unlisted read. */
+    size_t raw_starts_max;
 };
+
+/* 8,192 starts of ~20 characters: ~160 KiB of SQL, under the server's max_query_size of
+ * 256 KiB for each of a window's four sums. */
+#define RT__CH_RAW_STARTS 8192
 
 /* ---- clickhouse_http.c ---- */
 
@@ -222,12 +229,15 @@ int rt__ch_scan_window(struct rt_store *s, const struct rt_store_filter *f,
                        const struct rt_store_window_cb *cb, void *ud, struct rt_error *err);
 
 /* rt__ch_scan_window of the filter's profiles less those that exclude (an SQL condition on
- * the profiles' columns, or NULL) selects: the raw part of a window read beside rollups. With
- * prewhere, the conditions go in PREWHERE (only the parts holding profiles that pass are
- * read whole): worth it when few parts do. */
+ * the profiles' columns, or NULL) selects, and only those that keep (an SQL condition on
+ * time_ns alone, or NULL: the sorting key's index then skips every granule it rules out)
+ * selects: the raw part of a window read beside rollups. With earliest (the earliest start of
+ * a profile of the window, rt__ch_earliest_start; INT64_MIN for none), the conditions go in
+ * PREWHERE with that constant bound (only the granules holding profiles that pass are read
+ * whole): worth it when few granules do. */
 int rt__ch_sum_window(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
-                      bool prewhere, const struct rt_store_window_cb *cb, void *ud,
-                      struct rt_error *err);
+                      const char *keep, int64_t earliest, const struct rt_store_window_cb *cb,
+                      void *ud, struct rt_error *err);
 
 /* ---- clickhouse_rollups.c: rollups of whole hours and days (docs/internals/rollups.md) ---- */
 

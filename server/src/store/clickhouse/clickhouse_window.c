@@ -27,7 +27,7 @@
  * Sorted once: on one thread the filter w > 0 keeps the sorted stream's order, so a second
  * ORDER BY of the whole rows (arrays included) would only copy them again. */
 static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const char *exclude,
-                    int64_t earliest, const char *cols)
+                    const char *keep, int64_t earliest, const char *cols)
 {
     long long from = f->from_ns, to = f->to_ns;
     int rc = rt_buf_printf(
@@ -40,6 +40,8 @@ static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const cha
         "AS w FROM profiles %s ",
         cols, from, to, to, from, earliest != INT64_MIN ? "PREWHERE" : "WHERE");
     rc = rc || rt__ch_filter_sql_from(b, f, earliest);
+    if (keep)
+        rc = rc || rt_buf_printf(b, " AND (%s)", keep);
     if (exclude)
         rc = rc || rt_buf_printf(b, " AND NOT (%s)", exclude);
     rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup) WHERE w > 0)");
@@ -47,11 +49,12 @@ static int weighted(struct rt_buf *b, const struct rt_store_filter *f, const cha
 }
 
 /* The window being summed: the filter's profiles, less those that exclude (an SQL condition,
- * or NULL) selects; with earliest (the earliest start, not INT64_MIN), the conditions go in
- * PREWHERE with that constant bound (rt__ch_filter_sql_from). */
+ * or NULL) selects, and only those that keep (an SQL condition, or NULL) selects; with
+ * earliest (the earliest start, not INT64_MIN), the conditions go in PREWHERE with that
+ * constant bound (rt__ch_filter_sql_from). */
 struct win {
     const struct rt_store_filter *f;
-    const char *exclude;
+    const char *exclude, *keep;
     int64_t earliest;
 };
 
@@ -61,7 +64,8 @@ static int run(struct rt__ch *ch, const struct win *q, const char *prefix, const
 {
     struct rt_buf sql;
     rt_buf_init(&sql, 0);
-    int rc = rt_buf_puts(&sql, prefix) || weighted(&sql, q->f, q->exclude, q->earliest, cols) ||
+    int rc = rt_buf_puts(&sql, prefix) ||
+             weighted(&sql, q->f, q->exclude, q->keep, q->earliest, cols) ||
              rt_buf_puts(&sql, suffix);
     rc = rc ? rt_error_set(err, RT_ENOMEM, "out of memory") : rt__ch_run(ch, &sql, out, err);
     rt_buf_cleanup(&sql);
@@ -242,13 +246,11 @@ static int leaf_s2(struct rt_store *s, const struct win *f,
 }
 
 int rt__ch_sum_window(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
-                      bool prewhere, const struct rt_store_window_cb *cb, void *ud,
-                      struct rt_error *err)
+                      const char *keep, int64_t earliest, const struct rt_store_window_cb *cb,
+                      void *ud, struct rt_error *err)
 {
-    struct win q = {f, exclude, INT64_MIN};
-    int rc = prewhere ? rt__ch_earliest_start(s->be, f, &q.earliest, err) : 0;
-    if (!rc)
-        rc = profiles(s, &q, cb, ud, err);
+    struct win q = {f, exclude, keep, earliest};
+    int rc = profiles(s, &q, cb, ud, err);
     if (!rc)
         rc = stacks(s, &q, cb, ud, err);
     if (!rc)
@@ -261,5 +263,5 @@ int rt__ch_sum_window(struct rt_store *s, const struct rt_store_filter *f, const
 int rt__ch_scan_window(struct rt_store *s, const struct rt_store_filter *f,
                        const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
-    return rt__ch_sum_window(s, f, NULL, false, cb, ud, err);
+    return rt__ch_sum_window(s, f, NULL, NULL, INT64_MIN, cb, ud, err);
 }
