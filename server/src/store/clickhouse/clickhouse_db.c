@@ -657,6 +657,7 @@ int rt__ch_open(struct rt_store *s, const char *uri, struct rt_error *err)
     if (!ch)
         return rt_error_set(err, RT_ENOMEM, "out of memory");
     pthread_mutex_init(&ch->pool_lock, NULL);
+    atomic_init(&ch->extra_threads, 0);
     s->ops = &ch_ops;
     s->be = ch;
     if (parse_uri(ch, uri, err) || migrate(ch, err)) {

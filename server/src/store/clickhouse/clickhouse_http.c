@@ -130,6 +130,57 @@ int rt__ch_run(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, struct
     return rt__ch_exec(ch, sql->data, NULL, 0, out, err);
 }
 
+struct run_job {
+    struct rt__ch *ch;
+    struct rt_buf *sql, *out;
+    struct rt_error err;
+    int rc;
+};
+
+static void *run_job(void *p)
+{
+    struct run_job *j = p;
+    j->err.code = 0;
+    j->err.msg[0] = '\0';
+    j->rc = rt__ch_run(j->ch, j->sql, j->out, &j->err);
+    return NULL;
+}
+
+int rt__ch_run_all(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, size_t n,
+                   struct rt_error *err)
+{
+    struct run_job jobs[RT__CH_RUN_ALL_MAX];
+    pthread_t tid[RT__CH_RUN_ALL_MAX];
+    bool started[RT__CH_RUN_ALL_MAX] = {false};
+    if (n > RT__CH_RUN_ALL_MAX)
+        return rt_error_set(err, RT_EINVAL, "%zu statements at once (at most %d)", n,
+                            RT__CH_RUN_ALL_MAX);
+    for (size_t i = 0; i < n; i++) {
+        jobs[i] = (struct run_job){.ch = ch, .sql = &sql[i], .out = &out[i]};
+        /* the caller's thread runs the first; one past the bound, or that cannot be
+         * started, runs there too */
+        started[i] = i > 0 && atomic_fetch_add(&ch->extra_threads, 1) < RT__CH_EXTRA_THREADS &&
+                     pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
+        if (i > 0 && !started[i])
+            atomic_fetch_sub(&ch->extra_threads, 1);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!started[i])
+            run_job(&jobs[i]);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (started[i]) {
+            pthread_join(tid[i], NULL);
+            atomic_fetch_sub(&ch->extra_threads, 1);
+        }
+        if (!rc && jobs[i].rc) {
+            rc = jobs[i].rc;
+            *err = jobs[i].err;
+        }
+    }
+    return rc;
+}
+
 int rt__ch_quote(struct rt_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";

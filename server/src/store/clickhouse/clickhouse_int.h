@@ -7,6 +7,7 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,8 +24,16 @@
 #define RT__CH_TIMEOUT_MS 300000L
 #define RT__CH_PING_TIMEOUT_MS 2000L
 
-/* Idle curl handles kept for reuse. */
-#define RT__CH_POOL 8
+/* Idle curl handles kept for reuse: the server's 4 HTTP threads' windows, five statements
+ * each (rt__ch_run_all), and the committer and sweeper, without opening new connections. */
+#define RT__CH_POOL 24
+
+/* Statements that rt__ch_run_all runs on threads of their own, at most, per open store at
+ * once (beyond them, a statement runs on its caller's thread, after the others it was given).
+ * A node then has at most its callers' statements (the server's 4 HTTP threads, the committer
+ * and the sweeper) plus 16 in flight, ~22, against ClickHouse's max_concurrent_queries (100 by
+ * default): several nodes on one ClickHouse share that limit (docs/internals/clickhouse.md). */
+#define RT__CH_EXTRA_THREADS 16
 
 /* Largest response read, bytes. */
 #define RT__CH_MAX_RESPONSE ((size_t)1 << 31)
@@ -58,6 +67,9 @@ struct rt__ch {
     pthread_mutex_t pool_lock;     /* guards idle and nidle */
     CURL *idle[RT__CH_POOL];       /* idle handles */
     size_t nidle;
+    atomic_int extra_threads;      /* rt__ch_run_all's threads running, this store's (at most
+                                    * RT__CH_EXTRA_THREADS, or briefly above it while a caller
+                                    * that found no room gives its count back) */
     /* Guarded by rt_store.dict_lock, like the dictionary they index: */
     struct rt_u64map frame_ids;    /* ClickHouse frame id -> local frame id */
     struct rt_u64map stack_ids;    /* ClickHouse stack id -> local stack id */
@@ -100,6 +112,17 @@ int rt__ch_ping(struct rt__ch *ch, struct rt_error *err);
 /* Runs a statement built in b (NUL-terminated); as rt__ch_exec without data. An append
  * failure while building b (b->data NULL or b->len 0) reads as RT_ENOMEM. */
 int rt__ch_run(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, struct rt_error *err);
+
+/* Runs the n statements sql[0..n) at once (n <= RT__CH_RUN_ALL_MAX), each on a connection
+ * and a thread of its own (the caller's for the first), each response into out[i] as
+ * rt__ch_run (past RT__CH_EXTRA_THREADS of this store's at once, on the caller's, one after
+ * the other). Each statement still runs as its SETTINGS say (a window's sums on one thread
+ * each, so each gives the same answer to the bit): only the statements overlap, on as many
+ * cores as the ClickHouse server has. Returns 0, or the failure of the first statement (by
+ * index) that failed, with its message; every statement has ended when it returns. */
+#define RT__CH_RUN_ALL_MAX 8
+int rt__ch_run_all(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, size_t n,
+                   struct rt_error *err);
 
 /* Appends s[0..n) as a ClickHouse string literal: quoted, with every byte that is not
  * printable ASCII, and ' and \, written as \xHH (names may hold any bytes). 0 or RT_ENOMEM. */
@@ -234,10 +257,13 @@ int rt__ch_scan_window(struct rt_store *s, const struct rt_store_filter *f,
  * selects: the raw part of a window read beside rollups. With earliest (the earliest start of
  * a profile of the window, rt__ch_earliest_start; INT64_MIN for none), the conditions go in
  * PREWHERE with that constant bound (only the granules holding profiles that pass are read
- * whole): worth it when few granules do. */
+ * whole): worth it when few granules do. The four statements run at once; with_sql (or NULL),
+ * a statement of the caller's, runs beside them, its rows into with_out (the rollups of a
+ * rolled window, read while its raw part is summed). */
 int rt__ch_sum_window(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
                       const char *keep, int64_t earliest, const struct rt_store_window_cb *cb,
-                      void *ud, struct rt_error *err);
+                      void *ud, struct rt_buf *with_sql, struct rt_buf *with_out,
+                      struct rt_error *err);
 
 /* ---- clickhouse_rollups.c: rollups of whole hours and days (docs/internals/rollups.md) ---- */
 

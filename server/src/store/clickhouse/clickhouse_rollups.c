@@ -303,35 +303,39 @@ static int standing_sql(struct rt_buf *b, const struct rolled *bl, size_t n)
     return rc ? RT_ENOMEM : 0;
 }
 
-/* Passes each usable rollup that the filter selects to r->rollup. */
-static int read_rollups(struct rt__ch *ch, const struct rt_store_filter *f, const struct rolled *bl,
-                        size_t n, const struct rt_store_window_reader *r, void *ud,
-                        struct rt_error *err)
+/* The statement reading the usable rollups that the filter selects, into sql. 0 or
+ * RT_ENOMEM. */
+static int rollups_sql(struct rt_buf *sql, const struct rt_store_filter *f, const struct rolled *bl,
+                       size_t n)
 {
-    struct rt_buf sql, out;
-    rt_buf_init(&sql, 0);
-    rt_buf_init(&out, 0);
     /* PREWHERE: a rollup's row is ~40 KB (granules of 32 rows): only the rows of the blocks
      * used are read whole */
-    int rc = rt_buf_puts(&sql, "SELECT instance, has_version, version, data FROM rollups "
-                               "PREWHERE ") ||
-             service_sql(&sql, f->service, f->type) ||
-             rt_buf_puts(&sql, " AND (level, block, gen) IN (");
+    int rc = rt_buf_puts(sql, "SELECT instance, has_version, version, data FROM rollups "
+                              "PREWHERE ") ||
+             service_sql(sql, f->service, f->type) ||
+             rt_buf_puts(sql, " AND (level, block, gen) IN (");
     for (size_t i = 0; !rc && i < n; i++)
-        rc = rt_buf_printf(&sql, "%s(%d, %lld, %llu)", i ? ", " : "", bl[i].level,
+        rc = rt_buf_printf(sql, "%s(%d, %lld, %llu)", i ? ", " : "", bl[i].level,
                            (long long)bl[i].block, (unsigned long long)bl[i].gen);
-    rc = rc || rt_buf_puts(&sql, ")");
+    rc = rc || rt_buf_puts(sql, ")");
     if (f->version)
-        rc = rc || rt_buf_puts(&sql, " AND has_version = 1 AND version = ") ||
-             rt__ch_quote_cstr(&sql, f->version);
+        rc = rc || rt_buf_puts(sql, " AND has_version = 1 AND version = ") ||
+             rt__ch_quote_cstr(sql, f->version);
     if (f->instance)
-        rc = rc || rt_buf_puts(&sql, " AND instance = ") || rt__ch_quote_cstr(&sql, f->instance);
-    rc = rc || rt_buf_puts(&sql, " ORDER BY level, block, instance, has_version, version LIMIT 1 "
-                                 "BY level, block, instance, has_version, version "
-                                 "FORMAT RowBinary");
-    rc = rt__ch_select_rows(ch, &sql, !rc, &out, err);
+        rc = rc || rt_buf_puts(sql, " AND instance = ") || rt__ch_quote_cstr(sql, f->instance);
+    rc = rc || rt_buf_puts(sql, " ORDER BY level, block, instance, has_version, version LIMIT 1 "
+                                "BY level, block, instance, has_version, version "
+                                "FORMAT RowBinary");
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* Passes each rollup of out (the rows of rollups_sql's statement) to r->rollup. */
+static int read_rollups(struct rt_buf *out, const struct rt_store_window_reader *r, void *ud,
+                        struct rt_error *err)
+{
+    int rc = 0;
     struct rt__ch_rd rd;
-    rt__ch_rd_init(&rd, &out);
+    rt__ch_rd_init(&rd, out);
     struct rt__ch_strs strs = {0};
     while (!rc && rt__ch_rd_more(&rd)) {
         rt__ch_strs_reset(&strs);
@@ -347,8 +351,6 @@ static int read_rollups(struct rt__ch *ch, const struct rt_store_filter *f, cons
                        rt__ch_strs_get(&strs, ver, !has_ver), data, len);
     }
     rt_buf_cleanup(&strs.buf);
-    rt_buf_cleanup(&sql);
-    rt_buf_cleanup(&out);
     return rc;
 }
 
@@ -409,11 +411,21 @@ int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
         rc = rt__ch_earliest_start(s->be, f, &earliest, err);
     if (!rc && n)
         rc = raw_starts(s->be, f, exclude.data, earliest, &keep, &nt, err);
+    /* the rollups are read while the raw part is summed (rt__ch_sum_window's extra statement) */
+    struct rt_buf rsql, rout;
+    rt_buf_init(&rsql, 0);
+    rt_buf_init(&rout, 0);
+    if (!rc && n && rollups_sql(&rsql, f, bl, n))
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
     if (!rc && (!n || nt)) /* rollups standing for every profile: no raw part */
         rc = rt__ch_sum_window(s, f, n ? exclude.data : NULL, keep.len ? keep.data : NULL,
-                               earliest, r->sums, ud, err);
+                               earliest, r->sums, ud, n ? &rsql : NULL, &rout, err);
+    else if (!rc)
+        rc = rt__ch_run(s->be, &rsql, &rout, err);
     if (!rc && n)
-        rc = read_rollups(s->be, f, bl, n, r, ud, err);
+        rc = read_rollups(&rout, r, ud, err);
+    rt_buf_cleanup(&rsql);
+    rt_buf_cleanup(&rout);
     rt_buf_cleanup(&exclude);
     rt_buf_cleanup(&keep);
     free(bl);

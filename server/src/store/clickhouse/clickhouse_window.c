@@ -58,35 +58,25 @@ struct win {
     int64_t earliest;
 };
 
-/* Runs prefix + weighted subquery selecting cols + suffix into out. */
-static int run(struct rt__ch *ch, const struct win *q, const char *prefix, const char *cols,
-               const char *suffix, struct rt_buf *out, struct rt_error *err)
+/* Builds prefix + weighted subquery selecting cols + suffix into sql. 0 or RT_ENOMEM. */
+static int statement(struct rt_buf *sql, const struct win *q, const char *prefix,
+                     const char *cols, const char *suffix)
 {
-    struct rt_buf sql;
-    rt_buf_init(&sql, 0);
-    int rc = rt_buf_puts(&sql, prefix) ||
-             weighted(&sql, q->f, q->exclude, q->keep, q->earliest, cols) ||
-             rt_buf_puts(&sql, suffix);
-    rc = rc ? rt_error_set(err, RT_ENOMEM, "out of memory") : rt__ch_run(ch, &sql, out, err);
-    rt_buf_cleanup(&sql);
-    return rc;
+    return rt_buf_puts(sql, prefix) ||
+                   weighted(sql, q->f, q->exclude, q->keep, q->earliest, cols) ||
+                   rt_buf_puts(sql, suffix)
+               ? RT_ENOMEM
+               : 0;
 }
 
 /* Profiles with their weight and weighted sums, in time order. */
-static int profiles(struct rt_store *s, const struct win *f,
-                    const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
+static int profiles(struct rt_store *s, struct rt_buf *out, const struct rt_store_window_cb *cb,
+                    void *ud, struct rt_error *err)
 {
-    struct rt_buf out;
-    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
-    int rc = run(s->be, f,
-                 "SELECT id, has_pid, profile_id, instance, has_version, version, time_ns, "
-                 "duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
-                 "has_counts, truncated_stacks, producer, cpu_scale, declared_type, w, "
-                 "arraySum(arrayMap(r -> r * w, row_samples)), "
-                 "arraySum(arrayMap(r -> toFloat64(r) * w, row_values)) FROM ",
-                 "*", ONE_THREAD, &out, err);
+    (void)s;
+    int rc = 0;
     struct rt__ch_rd r;
-    rt__ch_rd_init(&r, &out);
+    rt__ch_rd_init(&r, out);
     struct rt__ch_strs strs = {0};
     while (!rc && rt__ch_rd_more(&r)) {
         rt__ch_strs_reset(&strs);
@@ -119,7 +109,6 @@ static int profiles(struct rt_store *s, const struct win *f,
         rc = cb->profile(ud, &m, w, n, v);
     }
     rt_buf_cleanup(&strs.buf);
-    rt_buf_cleanup(&out);
     return rc;
 }
 
@@ -134,31 +123,25 @@ static uint32_t local_id(struct rt_store *s, bool stack, uint64_t id)
 }
 
 /* Weighted sums per stack; the stacks get local ids first. */
-static int stacks(struct rt_store *s, const struct win *f,
-                  const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
+static int stacks(struct rt_store *s, struct rt_buf *out, const struct rt_store_window_cb *cb,
+                  void *ud, struct rt_error *err)
 {
-    struct rt_buf out;
-    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
-    int rc = run(s->be, f, "SELECT stack, sum(s * w), sum(toFloat64(v) * w) FROM (SELECT "
-                           "stacks, row_samples, row_values, w FROM ",
-                 "*", ") ARRAY JOIN stacks AS stack, row_samples AS s, row_values AS v "
-                 "WHERE s != 0 OR v != 0 GROUP BY stack ORDER BY stack" ONE_THREAD,
-                 &out, err);
-    size_t n = out.len / 24;
+    int rc = 0;
+    size_t n = out->len / 24;
     uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
     if (!rc && !ids)
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
-    if (!rc && out.len % 24)
+    if (!rc && out->len % 24)
         rc = rt__ch_bad_response("a window's stacks", err);
     struct rt__ch_rd r;
-    rt__ch_rd_init(&r, &out);
+    rt__ch_rd_init(&r, out);
     for (size_t i = 0; !rc && i < n; i++) {
         ids[i] = rt__ch_rd_u64(&r);
         r.p += 16;
     }
     if (!rc)
         rc = rt__ch_resolve_stacks(s, ids, n, err);
-    rt__ch_rd_init(&r, &out);
+    rt__ch_rd_init(&r, out);
     for (size_t i = 0; !rc && i < n; i++) {
         uint64_t id = rt__ch_rd_u64(&r);
         double samples = rt__ch_rd_f64(&r), value = rt__ch_rd_f64(&r);
@@ -167,24 +150,16 @@ static int stacks(struct rt_store *s, const struct win *f,
                  : rt_error_set(err, RT_EIO, "stack %016llx is missing", (unsigned long long)id);
     }
     free(ids);
-    rt_buf_cleanup(&out);
     return rc;
 }
 
 /* Weighted values per (instance, leaf frame), each profile's scaled by its cpu_scale. */
-static int instance_leaves(struct rt_store *s, const struct win *f,
+static int instance_leaves(struct rt_store *s, struct rt_buf *out,
                            const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
-    struct rt_buf out;
-    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
-    int rc = run(s->be, f, "SELECT instance, leaf, sum(toFloat64(v) * w * cpu_scale) FROM "
-                           "(SELECT instance, row_leaves, row_samples, row_values, w, cpu_scale "
-                           "FROM ",
-                 "*", ") ARRAY JOIN row_leaves AS leaf, row_samples AS s, row_values AS v "
-                 "WHERE s != 0 OR v != 0 GROUP BY instance, leaf ORDER BY instance, leaf"
-                 ONE_THREAD, &out, err);
+    int rc = 0;
     struct rt__ch_rd r;
-    rt__ch_rd_init(&r, &out);
+    rt__ch_rd_init(&r, out);
     struct rt__ch_strs strs = {0};
     while (!rc && rt__ch_rd_more(&r)) {
         rt__ch_strs_reset(&strs);
@@ -200,7 +175,6 @@ static int instance_leaves(struct rt_store *s, const struct win *f,
             rc = cb->instance_leaf(ud, rt__ch_strs_get(&strs, inst, false), lid, v);
     }
     rt_buf_cleanup(&strs.buf);
-    rt_buf_cleanup(&out);
     return rc;
 }
 
@@ -213,23 +187,12 @@ static int instance_leaves(struct rt_store *s, const struct win *f,
  * (1.1 M keys) it took ~1 s, half of the window's time on 18.16, and this ~0.5 s
  * (docs/performance-stores.md). The outer sum runs in time order, then leaf order (it ran in the
  * hash table's order before: the same to ~1e-14 relative, not to the bit). */
-static int leaf_s2(struct rt_store *s, const struct win *f,
-                   const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
+static int leaf_s2(struct rt_store *s, struct rt_buf *out, const struct rt_store_window_cb *cb,
+                   void *ud, struct rt_error *err)
 {
-    struct rt_buf out;
-    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
-    int rc = run(s->be, f,
-                 "SELECT leaf, sum(x * x / nt) FROM (SELECT nt, m.1 AS leaves, m.2 AS xs FROM "
-                 "(SELECT arraySum(ws) AS nt, arrayReduce('sumMap', "
-                 "[arrayFilter((l, k) -> k, row_leaves, keep)], "
-                 "[arrayFilter((x, k) -> k, ws, keep)], [arrayFilter((x, k) -> k, keep, keep)]) "
-                 "AS m FROM ",
-                 "row_leaves, arrayMap(r -> r * w, row_samples) AS ws, "
-                 "arrayMap((s, v) -> s != 0 OR v != 0, row_samples, row_values) AS keep",
-                 ") WHERE nt > 0) ARRAY JOIN leaves AS leaf, xs AS x "
-                 "GROUP BY leaf ORDER BY leaf" ONE_THREAD, &out, err);
+    int rc = 0;
     struct rt__ch_rd r;
-    rt__ch_rd_init(&r, &out);
+    rt__ch_rd_init(&r, out);
     while (!rc && rt__ch_rd_more(&r)) {
         uint64_t leaf = rt__ch_rd_u64(&r);
         double s2 = rt__ch_rd_f64(&r);
@@ -241,27 +204,84 @@ static int leaf_s2(struct rt_store *s, const struct win *f,
         else
             rc = cb->leaf_s2(ud, lid, s2);
     }
-    rt_buf_cleanup(&out);
     return rc;
 }
 
+/* The four sums of a window: each statement's text (prefix, the weighted subquery's columns,
+ * suffix) and the reader of its rows, in the order the callbacks get them. */
+static const struct sum {
+    const char *prefix, *cols, *suffix;
+    int (*read)(struct rt_store *s, struct rt_buf *out, const struct rt_store_window_cb *cb,
+                void *ud, struct rt_error *err);
+} sums[] = {
+    /* profiles with their weight and weighted sums, in time order */
+    {"SELECT id, has_pid, profile_id, instance, has_version, version, time_ns, "
+     "duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, "
+     "has_counts, truncated_stacks, producer, cpu_scale, declared_type, w, "
+     "arraySum(arrayMap(r -> r * w, row_samples)), "
+     "arraySum(arrayMap(r -> toFloat64(r) * w, row_values)) FROM ",
+     "*", ONE_THREAD, profiles},
+    {"SELECT stack, sum(s * w), sum(toFloat64(v) * w) FROM (SELECT "
+     "stacks, row_samples, row_values, w FROM ",
+     "*", ") ARRAY JOIN stacks AS stack, row_samples AS s, row_values AS v "
+     "WHERE s != 0 OR v != 0 GROUP BY stack ORDER BY stack" ONE_THREAD, stacks},
+    {"SELECT instance, leaf, sum(toFloat64(v) * w * cpu_scale) FROM "
+     "(SELECT instance, row_leaves, row_samples, row_values, w, cpu_scale FROM ",
+     "*", ") ARRAY JOIN row_leaves AS leaf, row_samples AS s, row_values AS v "
+     "WHERE s != 0 OR v != 0 GROUP BY instance, leaf ORDER BY instance, leaf" ONE_THREAD,
+     instance_leaves},
+    {"SELECT leaf, sum(x * x / nt) FROM (SELECT nt, m.1 AS leaves, m.2 AS xs FROM "
+     "(SELECT arraySum(ws) AS nt, arrayReduce('sumMap', "
+     "[arrayFilter((l, k) -> k, row_leaves, keep)], "
+     "[arrayFilter((x, k) -> k, ws, keep)], [arrayFilter((x, k) -> k, keep, keep)]) "
+     "AS m FROM ",
+     "row_leaves, arrayMap(r -> r * w, row_samples) AS ws, "
+     "arrayMap((s, v) -> s != 0 OR v != 0, row_samples, row_values) AS keep",
+     ") WHERE nt > 0) ARRAY JOIN leaves AS leaf, xs AS x "
+     "GROUP BY leaf ORDER BY leaf" ONE_THREAD, leaf_s2},
+};
+#define NSUMS (sizeof(sums) / sizeof(sums[0]))
+
+/* The four statements, and with_sql when given, run at once (rt__ch_run_all): each on one
+ * thread, in the same order whatever the others do, so the answer is the same to the bit;
+ * the sums' rows are read, and the callbacks called, in the order of sums[] once all have
+ * ended. The week's raw part had taken the four one after the other (docs/performance.md,
+ * "Statements at once"). */
 int rt__ch_sum_window(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
                       const char *keep, int64_t earliest, const struct rt_store_window_cb *cb,
-                      void *ud, struct rt_error *err)
+                      void *ud, struct rt_buf *with_sql, struct rt_buf *with_out,
+                      struct rt_error *err)
 {
     struct win q = {f, exclude, keep, earliest};
-    int rc = profiles(s, &q, cb, ud, err);
+    struct rt_buf sql[NSUMS + 1], out[NSUMS + 1];
+    int rc = 0;
+    for (size_t i = 0; i < NSUMS; i++) {
+        rt_buf_init(&sql[i], 0);
+        rt_buf_init(&out[i], RT__CH_MAX_RESPONSE);
+        if (!rc && statement(&sql[i], &q, sums[i].prefix, sums[i].cols, sums[i].suffix))
+            rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+    }
+    if (with_sql) { /* moved in and out: its buffers stay the caller's */
+        sql[NSUMS] = *with_sql;
+        out[NSUMS] = *with_out;
+    }
     if (!rc)
-        rc = stacks(s, &q, cb, ud, err);
-    if (!rc)
-        rc = instance_leaves(s, &q, cb, ud, err);
-    if (!rc)
-        rc = leaf_s2(s, &q, cb, ud, err);
+        rc = rt__ch_run_all(s->be, sql, out, NSUMS + (with_sql != NULL), err);
+    if (with_sql) {
+        *with_sql = sql[NSUMS];
+        *with_out = out[NSUMS];
+    }
+    for (size_t i = 0; !rc && i < NSUMS; i++)
+        rc = sums[i].read(s, &out[i], cb, ud, err);
+    for (size_t i = 0; i < NSUMS; i++) {
+        rt_buf_cleanup(&sql[i]);
+        rt_buf_cleanup(&out[i]);
+    }
     return rc;
 }
 
 int rt__ch_scan_window(struct rt_store *s, const struct rt_store_filter *f,
                        const struct rt_store_window_cb *cb, void *ud, struct rt_error *err)
 {
-    return rt__ch_sum_window(s, f, NULL, NULL, INT64_MIN, cb, ud, err);
+    return rt__ch_sum_window(s, f, NULL, NULL, INT64_MIN, cb, ud, NULL, NULL, err);
 }
