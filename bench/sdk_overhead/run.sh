@@ -97,8 +97,8 @@ status=0
 if [ -z "$ONLY" ] || [ "$ONLY" = node ]; then
     echo
     echo "== Node: work_node.js $NODE_WORK rounds (JSON, sha256, strings; one thread)"
-    run_pairs node -- node "$HERE/work_node.js" "$NODE_WORK" -- \
-        node "$HERE/work_node.js" "$NODE_WORK" "$PWD/sdk/node" "$URL" "$KEY" bench-node || status=1
+    run_pairs node -- node --expose-gc "$HERE/work_node.js" "$NODE_WORK" -- \
+        node --expose-gc "$HERE/work_node.js" "$NODE_WORK" "$PWD/sdk/node" "$URL" "$KEY" bench-node || status=1
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = python ]; then
     echo

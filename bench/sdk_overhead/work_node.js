@@ -3,8 +3,8 @@
 // the same every run. The work is timed from the moment the SDK is profiling (or at once
 // without it) to its end. With the SDK, profiler.stop() (end the profile, encode, gzip,
 // upload: what each upload interval costs) is timed apart, as stop_wall_s and stop_cpu_s.
-// Usage: node work_node.js ROUNDS                                 (no SDK)
-//        node work_node.js ROUNDS SDK_DIR SERVER KEY SERVICE      (SDK at defaults)
+// Usage: node [--expose-gc] work_node.js ROUNDS                            (no SDK)
+//        node [--expose-gc] work_node.js ROUNDS SDK_DIR SERVER KEY SERVICE (SDK at defaults)
 // Prints one JSON line: {"sdk", "wall_s", "cpu_s", "stop_wall_s", "stop_cpu_s", "checksum",
 // "sdk_info"}.
 
@@ -12,6 +12,7 @@ const crypto = require('node:crypto');
 
 const [roundsArg, sdkDir, server, key, service] = process.argv.slice(2);
 const ROUNDS = Number(roundsArg);
+const WARMUP_ROUNDS = 40; // before a co-scheduled run's barrier
 
 function makeOrder(i) {
   const lines = [];
@@ -54,6 +55,18 @@ function cpuS() {
 // for a line on stdin, so that the two runs of a pair start their timed work together.
 function barrier() {
   if (!process.env.RT_BENCH_BARRIER) return;
+  // Warm the JIT first (untimed, the same seeds in both runs), then collect what start-up
+  // left (run.sh gives node --expose-gc), as WorkJava does. Without the collection, an SDK
+  // started with profiling off cost +1.11 % +- 0.22 over 12 pairs of ~5 s of CPU, and
+  // +0.06 % +- 0.09 after it: what the SDK's start leaves in the heap costs the work's GCs
+  // until the first full collection, which a running service has long had. Collecting
+  // without the warm-up measured more, not less (+2.53 % +- 0.16 profiling, 20 pairs;
+  // probably the work compiling again inside the timed part, with the profiler on).
+  // docs/performance-sdk.md, *What the figures mean*, Node (stop 40).
+  let warm = 0;
+  for (let r = 0; r < WARMUP_ROUNDS; r++) warm = (warm + oneRound(-1 - r)) % 1e9;
+  if (warm === 42) process.stderr.write('(warm-up checksum)\n');
+  if (typeof global.gc === 'function') global.gc();
   const fs = require('node:fs');
   fs.writeSync(2, 'ready\n');
   fs.readSync(0, Buffer.alloc(1), 0, 1, null);
