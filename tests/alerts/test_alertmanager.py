@@ -187,9 +187,12 @@ def test_resolved_sets_ended_at(server, receivers):
     am, proxy, posted, rec = fire(receivers, labels, notes)
     accepted_all(rec)
     (it,) = wait_issues(server, 1)
-    ends = time.time() - 2
     starts = parse_time(posted["startsAt"])
-    am.post_alerts([alert(labels, notes, starts_at=starts, ends_at=ends)])
+    resolved = alert(labels, notes, starts_at=starts, ends_at=time.time() - 2)
+    # the time as posted (to the millisecond), not the float it was made from:
+    # x.9996 s goes out as x+1.000 s
+    ends = parse_time(resolved["endsAt"])
+    am.post_alerts([resolved])
     res = proxy.wait(1, resolved_with(labels))[0]
     accepted_all(res)
     ended = wait_until(lambda: (lambda x: x if x["state"] == "ended" else None)(
@@ -413,8 +416,9 @@ def test_two_clustered_replicas_open_one_issue(server, receivers):
     check_alert_issue(it, "checkout", posted, both[0])
     holds_for(lambda: len(issues(server)) == 1, 1.5, "one issue")
 
-    ends = time.time() - 1
-    resolved = alert(labels, notes, starts_at=parse_time(posted["startsAt"]), ends_at=ends)
+    resolved = alert(labels, notes, starts_at=parse_time(posted["startsAt"]),
+                     ends_at=time.time() - 1)
+    ends = parse_time(resolved["endsAt"])  # as posted, to the millisecond
     a.post_alerts([resolved])
     b.post_alerts([resolved])
     gate.wait(1, resolved_with(labels), timeout=20)
