@@ -6,7 +6,7 @@
 // Usage: node [--expose-gc] work_node.js ROUNDS                            (no SDK)
 //        node [--expose-gc] work_node.js ROUNDS SDK_DIR SERVER KEY SERVICE (SDK at defaults)
 // Prints one JSON line: {"sdk", "wall_s", "cpu_s", "stop_wall_s", "stop_cpu_s", "checksum",
-// "sdk_info"}.
+// "full_gc", "sdk_info"}.
 
 const crypto = require('node:crypto');
 
@@ -53,6 +53,8 @@ function cpuS() {
 
 // With RT_BENCH_BARRIER set (bench/sdk_overhead/copair.py), says "ready" on stderr and waits
 // for a line on stdin, so that the two runs of a pair start their timed work together.
+let fullGc = false; // whether the run took its full GC before the timed part (barrier)
+
 function barrier() {
   if (!process.env.RT_BENCH_BARRIER) return;
   // Warm the JIT first (untimed, the same seeds in both runs), then collect what start-up
@@ -62,11 +64,17 @@ function barrier() {
   // until the first full collection, which a running service has long had. Collecting
   // without the warm-up measured more, not less (+2.53 % +- 0.16 profiling, 20 pairs;
   // probably the work compiling again inside the timed part, with the profiler on).
-  // docs/performance-sdk.md, *What the figures mean*, Node (stop 40).
+  // docs/performance-sdk.md, "SDK overhead (`bench/sdk_overhead`): the results", *What the
+  // figures mean*, Node's stop 40. The warm-up's seeds (1e6 up) make orders of the same
+  // kinds as the timed rounds' (0 up: positive ids and quantities), not the same orders.
+  if (typeof global.gc !== 'function') {
+    throw new Error('a co-scheduled run needs node --expose-gc (its full GC before the timed part)');
+  }
   let warm = 0;
-  for (let r = 0; r < WARMUP_ROUNDS; r++) warm = (warm + oneRound(-1 - r)) % 1e9;
+  for (let r = 0; r < WARMUP_ROUNDS; r++) warm = (warm + oneRound(1e6 + r)) % 1e9;
   if (warm === 42) process.stderr.write('(warm-up checksum)\n');
-  if (typeof global.gc === 'function') global.gc();
+  global.gc();
+  fullGc = true;
   const fs = require('node:fs');
   fs.writeSync(2, 'ready\n');
   fs.readSync(0, Buffer.alloc(1), 0, 1, null);
@@ -110,6 +118,7 @@ async function main() {
     stop_wall_s: stopWall,
     stop_cpu_s: stopCpu,
     checksum: check,
+    full_gc: fullGc,
     sdk_info: info && {
       status: info.status,
       profiles: info.profiles,
