@@ -58,15 +58,13 @@ let fullGc = false; // whether the run took its full GC before the timed part (b
 function barrier() {
   if (!process.env.RT_BENCH_BARRIER) return;
   // Warm the JIT first (untimed, the same seeds in both runs), then collect what start-up
-  // left (run.sh gives node --expose-gc), as WorkJava does. Without the collection, an SDK
-  // started with profiling off cost +1.11 % +- 0.22 over 12 pairs of ~5 s of CPU, and
-  // +0.06 % +- 0.09 after it: what the SDK's start leaves in the heap costs the work's GCs
-  // until the first full collection, which a running service has long had. Collecting
-  // without the warm-up measured more, not less (+2.53 % +- 0.16 profiling, 20 pairs;
-  // probably the work compiling again inside the timed part, with the profiler on).
+  // left (run.sh gives node --expose-gc), as WorkJava does: the timed part then measures a
+  // process past its start, as a running service is. The warm-up's seeds (1e6 up) make
+  // orders of the timed rounds' kinds (positive ids and quantities); stop 40 seeded with
+  // negative numbers (-0, negative quantities), and V8 compiling again for the timed part's
+  // kinds, under the profiler, cost ~0.4 points more (+1.69 % against +0.95 to +1.34 %).
   // docs/performance-sdk.md, "SDK overhead (`bench/sdk_overhead`): the results", *What the
-  // figures mean*, Node's stop 40. The warm-up's seeds (1e6 up) make orders of the same
-  // kinds as the timed rounds' (0 up: positive ids and quantities), not the same orders.
+  // figures mean*, Node's stops 40-41.
   if (typeof global.gc !== 'function') {
     throw new Error('a co-scheduled run needs node --expose-gc (its full GC before the timed part)');
   }
