@@ -65,7 +65,7 @@ final class Agent {
     }
 
     /** A wake-up signal for the sampler (config change or stop). */
-    private static final class Wake {
+    static final class Wake {
         private boolean set; // guarded by this
 
         synchronized void signal() {
@@ -107,8 +107,8 @@ final class Agent {
     static final Set<Thread> SDK_THREADS = ConcurrentHashMap.newKeySet();
     final Set<Thread> sdkThreads = SDK_THREADS;
     final List<Thread> threads = new ArrayList<>(); // poller, sampler, uploader
-    private volatile boolean stopping; // set once by stop()
-    private final Wake wake = new Wake();
+    volatile boolean stopping; // set once by stop()
+    final Wake wake = new Wake();
     private final CountDownLatch samplerDone = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1); // counted down by stop()
     private final Object kick = new Object(); // ends the uploader's backoff (backoffWait)
@@ -124,11 +124,6 @@ final class Agent {
     private Thread poller;
     private Object osBean; // com.sun.management.OperatingSystemMXBean, or a miss marker
     volatile String jfrProblem; // why JFR gives no CPU profiles now (status), else null
-    private boolean jfrProbed; // sampler thread: JfrSampler.problem() was asked
-    private boolean jfrPermanent; // sampler thread: jfrProblem cannot go away (no jdk.jfr)
-    private long jfrRetryAtNs; // sampler thread: when JFR is tried again after a failure
-    private long jfrStartNs; // sampler thread: nanoTime the JFR profile in progress began
-    private long jfrCpu0; // sampler thread: process CPU ns at its start
     volatile boolean jfrActive; // a JFR recording is in progress
     volatile long jfrEvents; // JFR samples read since start
     volatile String jfrNote; // why the last JFR chunk's samples were dropped, else null
@@ -587,7 +582,7 @@ final class Agent {
         long last = 0; // nanoTime: previous sample
         long wall0 = 0; // Unix ns at profile start
         long cpu0 = 0; // process CPU ns at profile start
-        JfrSampler jfr = null; // the JFR recording in progress (cpu), or null
+        JfrProfiles jfr = new JfrProfiles(this); // CPU profiles from JFR, when the config asks
         try {
             while (!stopping) {
                 wake.clear();
@@ -599,19 +594,19 @@ final class Agent {
                         finish(agg, start, last, wall0, cpu0);
                     }
                     agg = null;
-                    jfr = endJfr(jfr, c.keepsPartial());
+                    jfr.end(c.keepsPartial());
                     wake.await(IDLE_CHECK_MS * 1_000_000);
                     continue;
                 }
-                if (wantsJfr(c.config, now)) {
+                if (jfr.wanted(c.config, now)) {
                     if (agg != null) {
                         finish(agg, start, last, wall0, cpu0); // wall until now
                         agg = null;
                     }
-                    jfr = jfrStep(jfr, c);
+                    jfr.step(c);
                     continue;
                 }
-                jfr = endJfr(jfr, true); // cpu until now
+                jfr.end(true); // cpu until now
                 if (agg == null) {
                     agg = new Sampler.Aggregate(limits.maxStacksPerProfile);
                     start = last = now;
@@ -646,145 +641,14 @@ final class Agent {
             if (agg != null && control.keepsPartial()) {
                 finish(agg, start, last, wall0, cpu0);
             }
-            jfr = endJfr(jfr, control.keepsPartial());
+            jfr.end(control.keepsPartial());
         } catch (InterruptedException e) {
             // stop(): nothing more to sample
         } finally {
-            if (jfr != null) {
-                jfr.close();
-            }
+            jfr.close();
             jfrActive = false;
             profiling = false;
             samplerDone.countDown();
-        }
-    }
-
-    // ---- CPU from JFR ------------------------------------------------------------------
-
-    /** Whether this config gets CPU profiles from JFR now: it asks for cpu, and JFR is there
-     *  and has not failed within the retry time (sampler thread). */
-    private boolean wantsJfr(Config cfg, long now) {
-        if (!CPU_TYPE.equals(cfg.type)) {
-            jfrNote = null;
-            return false;
-        }
-        if (!jfrProbed) {
-            jfrProbed = true;
-            String p = probeJfr();
-            if (p != null) {
-                jfrProblem = p;
-                jfrPermanent = true;
-            }
-        }
-        return jfrProblem == null || (!jfrPermanent && now - jfrRetryAtNs >= 0);
-    }
-
-    /** Why JFR cannot be used here, or null. Never throws: a JVM without jdk.jfr fails to
-     *  link JfrSampler, and that is the answer. */
-    private String probeJfr() {
-        try {
-            Supplier<String> probe = jfrProbe;
-            return probe != null ? probe.get() : JfrSampler.problem();
-        } catch (Throwable e) {
-            return "no jdk.jfr module (" + e.getClass().getSimpleName() + ")";
-        }
-    }
-
-    /** Starts a recording when none runs, waits for the end of the upload interval (or a
-     *  change, or the config going stale), and rotates it then. Returns the recording in
-     *  progress, or null after a failure (the status then says why, and wall takes over). */
-    private JfrSampler jfrStep(JfrSampler jfr, Control c) throws InterruptedException {
-        if (jfr == null) {
-            long periodNs = c.config.jfrIntervalUs * 1000;
-            try {
-                java.util.function.Function<Set<Thread>, JfrSampler> f = jfrFactory;
-                jfr = f != null ? f.apply(sdkThreads) : new JfrSampler(sdkThreads, this::processCpuNs);
-                jfr.start(periodNs);
-            } catch (Throwable e) {
-                jfrFailed(e, jfr);
-                return null;
-            }
-            jfrStartNs = System.nanoTime();
-            jfrCpu0 = processCpuNs();
-            jfrProblem = null;
-            jfrPermanent = false;
-            intervalNs = periodNs;
-            jfrActive = true;
-            profiling = true;
-        }
-        long end = jfrStartNs + (long) (c.config.uploadIntervalS * 1e9);
-        long staleWake = c.staleAtNs() + 1;
-        wake.await((staleWake - end < 0 ? staleWake : end) - System.nanoTime());
-        long now = System.nanoTime();
-        Control c2 = control;
-        if (stopping || now - end < 0 || !c2.allows(now) || !wantsJfr(c2.config, now)) {
-            return jfr; // woken early, or stopping: the loop looks at the state again
-        }
-        return rotateJfr(jfr, c2.config, true);
-    }
-
-    /** Ends the JFR profile in progress, queues it when keep, and starts the next when again.
-     *  Returns the recording in progress, or null. */
-    private JfrSampler rotateJfr(JfrSampler jfr, Config cfg, boolean again) {
-        long rotatedAt = System.nanoTime();
-        int depth = cfg != null ? cfg.maxStackDepth : limits.stackDepthMax;
-        long next = again && cfg != null ? cfg.jfrIntervalUs * 1000 : 0;
-        JfrSampler.Chunk ch;
-        try {
-            ch = jfr.rotate(next, depth, limits.maxStacksPerProfile, limits.jfrFileMaxBytes);
-        } catch (Throwable e) {
-            jfrFailed(e, jfr);
-            return null;
-        }
-        jfrNote = ch.dropped;
-        jfrEvents += ch.events;
-        Uploader up = uploader;
-        if (ch.durationNanos > 0 && up != null) {
-            long cpu1 = ch.processCpuEndNs;
-            Long cpu = jfrCpu0 >= 0 && cpu1 >= jfrCpu0 ? cpu1 - jfrCpu0 : null;
-            up.put(new Uploader.Profile(UUID.randomUUID().toString(), instance, ch.timeNanos,
-                    ch.durationNanos, ch.periodNs, ch.samples, cpu, CPU_TYPE,
-                    ch.threadCpuNs >= 0 ? ch.threadCpuNs : null));
-        }
-        jfrCpu0 = ch.processCpuEndNs;
-        jfrStartNs = rotatedAt;
-        if (next > 0) {
-            intervalNs = next;
-            return jfr;
-        }
-        jfrActive = false;
-        return null;
-    }
-
-    /** Ends a JFR profile in progress (queued when keep); null always. */
-    private JfrSampler endJfr(JfrSampler jfr, boolean keep) {
-        if (jfr == null) {
-            return null;
-        }
-        if (keep) {
-            rotateJfr(jfr, control.config, false);
-        }
-        jfr.close();
-        jfrActive = false;
-        return null;
-    }
-
-    /** JFR failed (refused, disk full, ...): wall takes over, the status says why, and JFR is
-     *  tried again after the retry time. Never throws. */
-    private void jfrFailed(Throwable e, JfrSampler jfr) {
-        String msg = e.getMessage();
-        jfrProblem = e.getClass().getSimpleName() + (msg != null && !msg.isEmpty() ? ": " + msg : "");
-        jfrRetryAtNs = System.nanoTime() + (long) (limits.jfrRetryS * 1e9);
-        jfrActive = false;
-        if (jfr != null) {
-            try {
-                jfr.close();
-            } catch (Throwable t) {
-                // already broken: nothing more to do
-            }
-        }
-        if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
-            throw (VirtualMachineError) e; // out of memory: guarded() stops the thread
         }
     }
 
