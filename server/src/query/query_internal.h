@@ -12,7 +12,6 @@
 #include "rt/arena.h"
 #include "rt/buf.h"
 #include "rt/err.h"
-#include "rt/idindex.h"
 #include "rt/intern.h"
 #include "rt/profile.h"
 #include "rt/query.h"
@@ -238,7 +237,7 @@ struct rt__query_ctx {
     struct rt_u64map fn_map;     /* frame id -> function index */
     struct rt__query_stack *stacks;  /* distinct stacks */
     uint32_t nstacks, cap_stacks;
-    struct rt_idindex stack_map; /* store stack id (dense, local) -> stack index */
+    struct rt_u64map stack_map;  /* store stack id -> stack index */
     uint32_t *fpool;                 /* stacks' function indexes, root first */
     size_t nfpool, cap_fpool;
     struct rt_intern insts;          /* instance names -> instance index */

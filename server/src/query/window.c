@@ -40,7 +40,7 @@ void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum 
     for (int k = 0; k < 2; k++)
         c->win[k].all_counts = true;
     rt_u64map_init(&c->fn_map);
-    rt_idindex_init(&c->stack_map);
+    rt_u64map_init(&c->stack_map);
     rt_u64map_init(&c->instfn_map);
     rt_intern_init(&c->insts);
     rt_arena_init(&c->arena);
@@ -64,7 +64,7 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     free(c->scratch.row_stack);
     rt_arena_cleanup(&c->arena);
     rt_u64map_cleanup(&c->fn_map);
-    rt_idindex_cleanup(&c->stack_map);
+    rt_u64map_cleanup(&c->stack_map);
     rt_u64map_cleanup(&c->instfn_map);
     rt_intern_cleanup(&c->insts);
     memset(c, 0, sizeof(*c));
@@ -129,7 +129,7 @@ static int fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out)
 
 static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out)
 {
-    if (rt_idindex_find(&c->stack_map, stack_id, out))
+    if (rt_u64map_find(&c->stack_map, stack_id, out))
         return 0;
     uint32_t frames[RT_MAX_STACK_DEPTH + 1];
     size_t depth = 0;
@@ -145,7 +145,7 @@ static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out
     for (size_t j = 0; !rc && j < depth; j++)
         rc = fn_index(c, frames[j], &c->fpool[c->nfpool + j]);
     if (!rc)
-        rc = rt_idindex_put(&c->stack_map, stack_id, c->nstacks);
+        rc = rt_u64map_put(&c->stack_map, stack_id, c->nstacks);
     if (rc)
         return rc;
     struct rt__query_stack *st = &c->stacks[c->nstacks];
@@ -326,10 +326,10 @@ static int row_stacks(struct rt__query_ctx *c, const struct rt_store_row *rows, 
                       sizeof(*sc->row_stack)))
         return RT_ENOMEM;
     for (size_t r = 0; r < nrows && r < ROW_AHEAD; r++)
-        rt_idindex_prefetch(&c->stack_map, rows[r].stack_id);
+        rt_u64map_prefetch(&c->stack_map, rows[r].stack_id);
     for (size_t r = 0; r < nrows; r++) {
         if (r + ROW_AHEAD < nrows)
-            rt_idindex_prefetch(&c->stack_map, rows[r + ROW_AHEAD].stack_id);
+            rt_u64map_prefetch(&c->stack_map, rows[r + ROW_AHEAD].stack_id);
         sc->row_stack[r] = UINT32_MAX;
         if (rows[r].samples == 0 && rows[r].value_ns == 0)
             continue;
