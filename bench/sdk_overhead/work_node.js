@@ -59,17 +59,17 @@ function barrier() {
   if (!process.env.RT_BENCH_BARRIER) return;
   // Warm the JIT first (untimed, the same seeds in both runs), then collect what start-up
   // left (run.sh gives node --expose-gc), as WorkJava does: the timed part then measures a
-  // process past its start, as a running service is. The warm-up's seeds (1e6 up) make
-  // orders of the timed rounds' kinds (positive ids and quantities); stop 40 seeded with
-  // negative numbers (-0, negative quantities), and V8 compiling again for the timed part's
-  // kinds, under the profiler, cost ~0.4 points more (+1.69 % against +0.95 to +1.34 %).
-  // docs/performance-sdk.md, "SDK overhead (`bench/sdk_overhead`): the results", *What the
-  // figures mean*, Node's stops 40-41.
+  // process past its start, as a running service is. The warm-up's seeds (ROUNDS up) make
+  // other orders of the timed rounds' kinds: positive small integers throughout (i * j and
+  // i * 31 stay far below V8's small-integer limit, 2^30). Stop 40 seeded with negative
+  // numbers (-0, negative quantities), stop 41 first from 1e6 up (i * j past 2^30: heap
+  // numbers). What each measured: docs/performance-sdk.md, "SDK overhead
+  // (`bench/sdk_overhead`): the results", *What the figures mean*, Node's stops 40-41.
   if (typeof global.gc !== 'function') {
     throw new Error('a co-scheduled run needs node --expose-gc (its full GC before the timed part)');
   }
   let warm = 0;
-  for (let r = 0; r < WARMUP_ROUNDS; r++) warm = (warm + oneRound(1e6 + r)) % 1e9;
+  for (let r = 0; r < WARMUP_ROUNDS; r++) warm = (warm + oneRound(ROUNDS + r)) % 1e9;
   if (warm === 42) process.stderr.write('(warm-up checksum)\n');
   global.gc();
   fullGc = true;

@@ -124,6 +124,9 @@ final class Agent {
     private Thread poller;
     private Object osBean; // com.sun.management.OperatingSystemMXBean, or a miss marker
     volatile String jfrProblem; // why JFR gives no CPU profiles now (status), else null
+    /** CPU profiles from JFR, when the config asks (sampler thread only). One per agent, so
+     *  that its retry time and probe survive a restart of the sampler loop (guarded()). */
+    private final JfrProfiles jfrProfiles = new JfrProfiles(this);
     volatile boolean jfrActive; // a JFR recording is in progress
     volatile long jfrEvents; // JFR samples read since start
     volatile String jfrNote; // why the last JFR chunk's samples were dropped, else null
@@ -582,7 +585,7 @@ final class Agent {
         long last = 0; // nanoTime: previous sample
         long wall0 = 0; // Unix ns at profile start
         long cpu0 = 0; // process CPU ns at profile start
-        JfrProfiles jfr = new JfrProfiles(this); // CPU profiles from JFR, when the config asks
+        JfrProfiles jfr = jfrProfiles;
         try {
             while (!stopping) {
                 wake.clear();

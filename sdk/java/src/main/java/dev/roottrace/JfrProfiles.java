@@ -113,7 +113,7 @@ final class JfrProfiles {
             return;
         }
         a.jfrActive = false;
-        jfr = null; // no next profile: end() closes the recording
+        jfr = null; // no next profile: rotate(0) ended the recording, and end() closes it
     }
 
     /** Ends the profile in progress (queued when keep), if any. */
