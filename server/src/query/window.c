@@ -302,11 +302,15 @@ static int add_prof(struct rt__query_ctx *c, int k, const struct rt_profile_meta
     count_producer(c, prod, m->declared_type);
     bool scaled = rt_producer_is_scaled(prod);
     double unsampled = weight * rt_producer_unsampled_ns(prod, os, m->value_ns);
+    /* A profile scaled to its OS figure (DESIGN §7) is charged that figure as is: v_i times
+     * cpu_scale (os / value) is the same number rounded twice, and the window's CPU would then
+     * differ from the sum of its OS figures in the last digit. */
+    bool as_os = scaled && os >= 0 && m->value_ns > 0;
     w->profs[w->nprofs++] = (struct rt__query_prof){
         .inst = *inst,
         .start_ns = m->time_ns,
         .duration_ns = m->duration_ns,
-        .value_ns = v_i * m->cpu_scale + unsampled,
+        .value_ns = as_os ? weight * (double)os : v_i * m->cpu_scale + unsampled,
         .sampled_ns = v_i,
         .unsampled_ns = unsampled,
         .os_ns = os >= 0 ? weight * (double)os : -1,

@@ -240,6 +240,29 @@ static void test_diff_windows_scaled_apart(void)
     fake_done(&c, f);
 }
 
+/* A scaled profile is charged its OS figure as is: 4.453244222 s sampled and 1.566537776 s
+ * by the kernel, where 4453244222 * (1566537776 / 4453244222.0) is not 1566537776 in
+ * doubles. cpu_s equals os_cpu_s exactly, for the window and its instance (a CI run once saw
+ * them differ in the 15th digit). */
+static void test_scaled_cpu_is_the_os_figure_exactly(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f);
+    struct frow rows[] = {{"main;a", 445, 4453244222}};
+    add(&c, f, "roottrace-node", "n1", 0, 300, 1.566537776, -1, rows, 1);
+    add(&c, f, "roottrace-node", "n1", 300, 300, 1.566537776, -1, rows, 1);
+    CHECK_INT(rt__query_finish(&c), 0);
+    json_t *out = rt__query_profile_json(&c, "shop", 1000);
+    json_t *in = json_object_get(json_object_get(out, "capacity"), "inputs");
+    CHECK_STR(jstr(in, "cpu_basis"), "os");
+    CHECK(jreal(in, "cpu_s") == jreal(in, "os_cpu_s"));
+    json_t *n1 = json_array_get(json_object_get(in, "instances"), 0);
+    CHECK(jreal(n1, "cpu_s") == jreal(n1, "os_cpu_s"));
+    json_decref(out);
+    fake_done(&c, f);
+}
+
 int main(void)
 {
     RUN(test_wall_ticking_sampler_is_scaled);
@@ -248,5 +271,6 @@ int main(void)
     RUN(test_cpu_timer_sampler_misses_cpu);
     RUN(test_unchecked_and_mixed);
     RUN(test_diff_windows_scaled_apart);
+    RUN(test_scaled_cpu_is_the_os_figure_exactly);
     return TEST_DONE();
 }
