@@ -90,7 +90,7 @@ struct rt__query_prof {
     int64_t start_ns;      /* profile start, Unix ns */
     int64_t duration_ns;   /* -1 unknown, 0 zero */
     double value_ns;       /* capacity's CPU: the sampled value times its cpu_scale, plus
-                              unsampled_ns */
+                              unsampled_ns; a scaled profile's weighted OS figure as is */
     double sampled_ns;     /* the sampled value */
     double unsampled_ns;   /* CPU the OS saw beyond a CPU-timer sampler's (unattributed) */
     double os_ns;          /* the OS CPU that covers what it sampled; -1 none */
