@@ -26,8 +26,9 @@ final class Profiler
      *        (default: the nearest directory holding composer.json above the entry script).
      *        server, key, service and version default to ROOTTRACE_SERVER, ROOTTRACE_KEY,
      *        ROOTTRACE_SERVICE and ROOTTRACE_VERSION; request_sample_rate: the share of
-     *        requests profiled, 0.01-1 (default 0.1 outside the CLI, 1 in it): a request
-     *        left out costs one random draw and nothing else (Agent::pick).
+     *        requests profiled, 0.01-1 (default 1: every request); a request left out
+     *        costs one random draw and nothing else, and runs no maintenance (Agent::pick;
+     *        docs/sdk/php.md, step 0, says what a rate below 1 costs).
      */
     public static function start(array $options = []): void
     {
