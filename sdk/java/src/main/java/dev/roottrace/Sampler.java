@@ -8,7 +8,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 
 /** Takes samples into an {@link Aggregate}. Not thread-safe: only the sampler thread calls
  *  {@link #sample}; the counters it publishes are volatile. */
@@ -22,17 +21,6 @@ final class Sampler {
             "Signal Dispatcher", "Common-Cleaner", "Notification Thread", "Attach Listener",
             "Service Thread", "Monitor Deflation Thread", "process reaper", "DestroyJavaVM",
             "JVMCI-native CompilerThread0", "Surrogate Locker Thread (Concurrent GC)");
-    /** JIT compiler, GC and other VM threads, should a JVM make them visible. */
-    private static final Pattern JVM_THREAD_PATTERN = Pattern.compile(
-            "^(C[12] CompilerThread\\d+|JVMCI.*CompilerThread\\d+|Sweeper thread|"
-                    + "GC Thread#\\d+|G1 .*|VM Thread|VM Periodic Task Thread|"
-                    + "Shenandoah.*|ZGC.*|Z[A-Z][a-z]+.*Thread.*)$");
-    /** A hidden class's address suffix (`Foo$$Lambda/0x0000000801001200`; in JFR
-     *  `Foo$$Lambda+0x00007f80880ee658.992190576` on JDK 17, `Foo$$Lambda.0x00000000110e2ce0`
-     *  on 25; no identifier starts with a digit): varies per run. */
-    private static final Pattern HIDDEN_SUFFIX = Pattern.compile("[/+.]0x[0-9a-fA-F]+(\\.[0-9]+)?$");
-    /** JDK 17's lambda proxy counter (`Foo$$Lambda$14`): varies with class-loading order. */
-    private static final Pattern LAMBDA_COUNTER = Pattern.compile("\\$\\$Lambda\\$\\d+");
     /** Frame names cached per class and method, cleared when it grows past this. */
     private static final int NAME_CACHE_MAX = 20_000;
 
@@ -66,7 +54,7 @@ final class Sampler {
      *  (Common-Cleaner), plus the names above wherever they run. */
     static boolean isJvmThread(Thread t) {
         String name = t.getName();
-        if (JVM_THREAD_NAMES.contains(name) || JVM_THREAD_PATTERN.matcher(name).matches()) {
+        if (JVM_THREAD_NAMES.contains(name) || NameRules.isVmThreadName(name)) {
             return true;
         }
         ThreadGroup g = t.getThreadGroup();
@@ -85,13 +73,7 @@ final class Sampler {
     /** The frame name of a method of class {@code cls} (binary name, as
      *  Class.getName() or JFR's RecordedClass.getName() give it), by the same rule. */
     static String frameName(String cls, String method) {
-        if (cls.indexOf("0x") >= 0) {
-            cls = HIDDEN_SUFFIX.matcher(cls).replaceFirst("");
-        }
-        if (cls.indexOf("$$Lambda$") >= 0) {
-            cls = LAMBDA_COUNTER.matcher(cls).replaceAll("\\$\\$Lambda");
-        }
-        return cls + "." + method;
+        return NameRules.withoutLambdaCounter(NameRules.withoutHiddenSuffix(cls)) + "." + method;
     }
 
     private String cachedName(StackTraceElement e) {
