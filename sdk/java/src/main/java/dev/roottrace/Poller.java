@@ -23,7 +23,7 @@ final class Poller {
     private final String host; // host name or address
     private final int port; // TCP port
     private final String prefix; // path prefix before /api/v1
-    private final String hostHeader; // Host header value
+    final String hostHeader; // Host header value (package-private: tests)
     private final String authorization; // "Bearer <key>"
     private final String userAgent; // roottrace-java/<version>
     private final double connectTimeoutS; // TCP (and TLS) connect
@@ -36,7 +36,10 @@ final class Poller {
         this.host = u.getHost();
         this.port = u.getPort() > 0 ? u.getPort() : https ? 443 : 80;
         this.prefix = u.getRawPath() == null ? "" : u.getRawPath();
-        this.hostHeader = u.getRawAuthority().replaceFirst("^.*@", "");
+        // the authority after its last '@' (any user info dropped); no regex in the
+        // application's process (NameRules says why)
+        String authority = u.getRawAuthority();
+        this.hostHeader = authority.substring(authority.lastIndexOf('@') + 1);
         this.authorization = "Bearer " + key;
         this.userAgent = userAgent;
         this.connectTimeoutS = connectTimeoutS;
