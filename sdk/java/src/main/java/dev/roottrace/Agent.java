@@ -196,8 +196,8 @@ final class Agent {
         host = Names.safePart(host == null || host.isEmpty() ? "localhost" : host,
                 Names.NAME_MAX_BYTES - 30);
         long pid = ProcessHandle.current().pid();
-        return String.format("%s-%d-%04x", host.isEmpty() ? "localhost" : host, pid,
-                ThreadLocalRandom.current().nextInt(0x10000));
+        return (host.isEmpty() ? "localhost" : host) + "-" + pid + "-"
+                + Names.hex4(ThreadLocalRandom.current().nextInt(0x10000));
     }
 
     Map<String, Object> commonParams() {

@@ -33,7 +33,7 @@ final class Names {
                 return "contains '/'";
             }
             if (isControl(cp)) {
-                return String.format("control character U+%04X", cp);
+                return "control character U+" + hex4(cp).toUpperCase(java.util.Locale.ROOT);
             }
             i += Character.charCount(cp);
         }
@@ -63,5 +63,16 @@ final class Names {
             b.appendCodePoint(cp);
         }
         return b.toString();
+    }
+
+    /**
+     * {@code v} in lower-case hexadecimal, zero-padded to at least 4 digits (what
+     * {@code String.format("%04x", v)} gives for v >= 0), without {@code Formatter}: it parses
+     * its format with a regex, and the SDK runs none in the application's process
+     * (docs/decisions.md). A negative v is taken as unsigned.
+     */
+    static String hex4(int v) {
+        String h = Integer.toHexString(v);
+        return h.length() >= 4 ? h : "0000".substring(h.length()) + h;
     }
 }

@@ -117,7 +117,7 @@ public final class Status {
         return status;
     }
 
-    private static String quote(String s) {
+    static String quote(String s) {
         if (s == null) {
             return "null";
         }
@@ -127,7 +127,7 @@ public final class Status {
             if (c == '"' || c == '\\') {
                 b.append('\\').append(c);
             } else if (c < 0x20) {
-                b.append(String.format("\\u%04x", (int) c));
+                b.append("\\u").append(Names.hex4(c));
             } else {
                 b.append(c);
             }

@@ -2,8 +2,6 @@
 // shows (DESIGN.md §5, docs/control-plane.md).
 package dev.roottrace;
 
-import java.util.regex.Pattern;
-
 /** Formatting of status strings, always within the grammar {@link #GRAMMAR}. */
 final class StatusText {
     static final String PROFILING = "profiling";
@@ -14,9 +12,11 @@ final class StatusText {
     static final String ERROR = "error";
     /** Reasons are at most 200 printable ASCII characters. */
     static final int REASON_MAX = 200;
-    /** The grammar, for tests and for anyone checking a status string. */
-    static final Pattern GRAMMAR = Pattern.compile(
-            "^(profiling|disabled|waiting|unavailable|declined|error)(: [\\x20-\\x7e]{1,200})?$");
+    /** The grammar as a regular expression, for tests and for anyone checking a status
+     * string. A string, not a compiled {@code Pattern}: the SDK runs no regex in the
+     * application's process (docs/decisions.md). */
+    static final String GRAMMAR =
+            "^(profiling|disabled|waiting|unavailable|declined|error)(: [\\x20-\\x7e]{1,200})?$";
 
     private StatusText() {
     }

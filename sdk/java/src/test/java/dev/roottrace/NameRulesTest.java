@@ -82,4 +82,17 @@ class NameRulesTest {
         assertEquals("Foo$$Lambda", Sampler.frameName("Foo$$Lambda$14/0x0000000800c0b200", "run")
                 .replace(".run", ""));
     }
+
+    @Test
+    void hex4IsFormatsZeroPaddedHex() {
+        int[] edges = {Integer.MIN_VALUE, -1, 0x10000, 0x7fffffff, 0x123456};
+        for (int v = 0; v < 0x10000; v++) {
+            assertEquals(String.format("%04x", v), Names.hex4(v));
+        }
+        for (int v : edges) {
+            assertEquals(String.format("%04x", v), Names.hex4(v));
+        }
+        assertEquals("control character U+001F", Names.problem("a\u001fb"));
+        assertEquals("\"a\\u0007\"", Status.quote("a\u0007"));
+    }
 }

@@ -41,7 +41,7 @@ class OptionsTest {
         Agent a = new Agent(o, Limits.DEFAULT, Map::of);
         a.start();
         assertTrue(a.status().status().startsWith("error: "), a.status().status());
-        assertTrue(StatusText.GRAMMAR.matcher(a.status().status()).matches());
+        assertTrue(java.util.regex.Pattern.matches(StatusText.GRAMMAR, a.status().status()));
         assertTrue(a.threads.isEmpty());
     }
 
