@@ -72,6 +72,7 @@ class EndToEndTest {
         m.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
         m.getMainAttributes().putValue("Premain-Class", "dev.roottrace.AgentMain");
         m.getMainAttributes().putValue("Agent-Class", "dev.roottrace.AgentMain");
+        m.getMainAttributes().putValue("Can-Redefine-Classes", "true");
         Path jar = tmp.resolve("roottrace-agent.jar");
         try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), m);
                 Stream<Path> files = Files.walk(classes)) {
