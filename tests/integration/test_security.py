@@ -36,8 +36,8 @@ def server_routes():
     src = open(API_C).read()
     table = src[src.index("static const struct route routes[]"):]
     table = table[:table.index("};")]
-    rows = re.findall(r'\{"([A-Z]+)", "([^"]+)", RT_SCOPE_([A-Z]+), \w+, (?:true|false)\}',
-                      table)
+    rows = re.findall(r'\{"([A-Z]+)", "([^"]+)", RT_SCOPE_([A-Z]+), \w+, '
+                      r'(?:true|false), (?:true|false)\}', table)
     assert len(rows) == table.count("rt__api_"), "every row of the route table parsed"
     return {(m, p): s.lower() for m, p, s in rows}
 

@@ -52,6 +52,9 @@ def test_health_and_metrics(server):
     assert server.metric("roottrace_polls_dropped_total") == 0
     server.get("/api/v1/profile", {"service": "m", "type": "cpu"})
     assert server.metric('roottrace_query_duration_seconds_count{query="profile"}') == 1
+    # one query alone never waits for its turn (tests/unit/http/test_gate.c makes them wait)
+    assert server.metric("roottrace_scans_waiting") == 0
+    assert server.metric("roottrace_scans_waited_total") == 0
 
 
 def test_sigterm_is_a_clean_stop_and_requests_are_logged(tmp_path):

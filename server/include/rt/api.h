@@ -107,6 +107,13 @@ bool rt_api_method_reads_body(const char *method);
 #define RT_API_SESSION_BODY_MAX 4096
 size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *req);
 
+/* Whether req, judged like rt_api_body_allowance, goes to a route that scans profile windows
+ * (GET /api/v1/profile, /timeline, /diff, /export and /issues/{id}/diff) and will be let
+ * through by rt_api_dispatch (its key or session allows it): the requests the transport
+ * makes take turns (docs/decisions.md "Queries take turns"). A request that will be refused
+ * is not one: its 401 or 403 costs nothing worth a turn. */
+bool rt_api_scans(struct rt_api_ctx *ctx, const struct rt_api_req *req);
+
 /* Frees what resp owns and resets it. */
 void rt_api_resp_cleanup(struct rt_api_resp *resp);
 

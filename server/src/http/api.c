@@ -234,44 +234,46 @@ int64_t rt__api_path_id(const char *arg)
 }
 
 /* One route: method, a path pattern where "*" stands for one path segment (an id or a
- * service name, passed to the handler), the scope it needs, its handler, and whether the
+ * service name, passed to the handler), the scope it needs, its handler, whether the
  * handler itself checks a bound ingest key's service (rt__api_may_send: Pyroscope's routes
- * name it in name= or in the body) rather than the dispatcher against service=. */
+ * name it in name= or in the body) rather than the dispatcher against service=, and whether
+ * it scans profile windows (rt_api_scans). */
 struct route {
     const char *method, *pattern;
     enum rt_scope need;
     rt__api_handler fn;
     bool service_in_handler;
+    bool scans;
 };
 
 /* RT_SCOPE_NONE: the handler authenticates the request itself (sign-in and sign-out). */
 static const struct route routes[] = {
-    {"POST", "/api/v1/session", RT_SCOPE_NONE, rt__api_post_session, false},
-    {"GET", "/api/v1/session", RT_SCOPE_NONE, rt__api_get_session, false},
-    {"DELETE", "/api/v1/session", RT_SCOPE_NONE, rt__api_delete_session, false},
-    {"POST", "/api/v1/profiles", RT_SCOPE_INGEST, rt__api_post_profiles, false},
-    {"POST", "/ingest", RT_SCOPE_INGEST, rt__api_post_ingest, true},
-    {"POST", "/push.v1.PusherService/Push", RT_SCOPE_INGEST, rt__api_post_push, true},
-    {"GET", "/api/v1/sdk/config", RT_SCOPE_INGEST, rt__api_get_sdk_config, false},
-    {"GET", "/api/v1/profile", RT_SCOPE_READ, rt__api_get_profile, false},
-    {"GET", "/api/v1/timeline", RT_SCOPE_READ, rt__api_get_timeline, false},
-    {"GET", "/api/v1/diff", RT_SCOPE_READ, rt__api_get_diff, false},
-    {"GET", "/api/v1/export", RT_SCOPE_READ, rt__api_get_export, false},
-    {"POST", "/api/v1/alerts/alertmanager", RT_SCOPE_INGEST, rt__api_post_alertmanager, true},
-    {"POST", "/api/v1/alerts/grafana", RT_SCOPE_INGEST, rt__api_post_grafana, true},
-    {"GET", "/api/v1/issues", RT_SCOPE_READ, rt__api_get_issues, false},
-    {"POST", "/api/v1/issues", RT_SCOPE_ADMIN, rt__api_post_issue, false},
-    {"GET", "/api/v1/issues/*", RT_SCOPE_READ, rt__api_get_issue, false},
-    {"PATCH", "/api/v1/issues/*", RT_SCOPE_ADMIN, rt__api_patch_issue, false},
-    {"GET", "/api/v1/issues/*/diff", RT_SCOPE_READ, rt__api_get_issue_diff, false},
-    {"GET", "/api/v1/deploys", RT_SCOPE_READ, rt__api_get_deploys, false},
-    {"POST", "/api/v1/deploys", RT_SCOPE_ADMIN, rt__api_post_deploy, false},
-    {"GET", "/api/v1/services", RT_SCOPE_READ, rt__api_get_services, false},
-    {"PUT", "/api/v1/services/*/profiling", RT_SCOPE_ADMIN, rt__api_put_profiling, false},
-    {"GET", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_get_keys, false},
-    {"POST", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_post_key, false},
-    {"DELETE", "/api/v1/keys/*", RT_SCOPE_ADMIN, rt__api_delete_key, false},
-    {"GET", "/api/v1/audit", RT_SCOPE_READ, rt__api_get_audit, false},
+    {"POST", "/api/v1/session", RT_SCOPE_NONE, rt__api_post_session, false, false},
+    {"GET", "/api/v1/session", RT_SCOPE_NONE, rt__api_get_session, false, false},
+    {"DELETE", "/api/v1/session", RT_SCOPE_NONE, rt__api_delete_session, false, false},
+    {"POST", "/api/v1/profiles", RT_SCOPE_INGEST, rt__api_post_profiles, false, false},
+    {"POST", "/ingest", RT_SCOPE_INGEST, rt__api_post_ingest, true, false},
+    {"POST", "/push.v1.PusherService/Push", RT_SCOPE_INGEST, rt__api_post_push, true, false},
+    {"GET", "/api/v1/sdk/config", RT_SCOPE_INGEST, rt__api_get_sdk_config, false, false},
+    {"GET", "/api/v1/profile", RT_SCOPE_READ, rt__api_get_profile, false, true},
+    {"GET", "/api/v1/timeline", RT_SCOPE_READ, rt__api_get_timeline, false, true},
+    {"GET", "/api/v1/diff", RT_SCOPE_READ, rt__api_get_diff, false, true},
+    {"GET", "/api/v1/export", RT_SCOPE_READ, rt__api_get_export, false, true},
+    {"POST", "/api/v1/alerts/alertmanager", RT_SCOPE_INGEST, rt__api_post_alertmanager, true, false},
+    {"POST", "/api/v1/alerts/grafana", RT_SCOPE_INGEST, rt__api_post_grafana, true, false},
+    {"GET", "/api/v1/issues", RT_SCOPE_READ, rt__api_get_issues, false, false},
+    {"POST", "/api/v1/issues", RT_SCOPE_ADMIN, rt__api_post_issue, false, false},
+    {"GET", "/api/v1/issues/*", RT_SCOPE_READ, rt__api_get_issue, false, false},
+    {"PATCH", "/api/v1/issues/*", RT_SCOPE_ADMIN, rt__api_patch_issue, false, false},
+    {"GET", "/api/v1/issues/*/diff", RT_SCOPE_READ, rt__api_get_issue_diff, false, true},
+    {"GET", "/api/v1/deploys", RT_SCOPE_READ, rt__api_get_deploys, false, false},
+    {"POST", "/api/v1/deploys", RT_SCOPE_ADMIN, rt__api_post_deploy, false, false},
+    {"GET", "/api/v1/services", RT_SCOPE_READ, rt__api_get_services, false, false},
+    {"PUT", "/api/v1/services/*/profiling", RT_SCOPE_ADMIN, rt__api_put_profiling, false, false},
+    {"GET", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_get_keys, false, false},
+    {"POST", "/api/v1/keys", RT_SCOPE_ADMIN, rt__api_post_key, false, false},
+    {"DELETE", "/api/v1/keys/*", RT_SCOPE_ADMIN, rt__api_delete_key, false, false},
+    {"GET", "/api/v1/audit", RT_SCOPE_READ, rt__api_get_audit, false, false},
 };
 
 /* Matches path against pattern; a "*" segment is copied into arg (at most argsz - 1 bytes,
@@ -423,6 +425,18 @@ static bool admit(struct rt_api_ctx *ctx, const struct rt_api_req *req,
     return true;
 }
 
+/* admit, judging only: its refusal is dropped. */
+static bool admitted(struct rt_api_ctx *ctx, const struct rt_api_req *req,
+                     const struct route *found)
+{
+    struct rt_principal who;
+    struct rt_api_resp refusal;
+    memset(&refusal, 0, sizeof(refusal));
+    bool ok = admit(ctx, req, found, &who, &refusal);
+    rt_api_resp_cleanup(&refusal);
+    return ok;
+}
+
 bool rt_api_method_reads_body(const char *method)
 {
     return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
@@ -440,12 +454,15 @@ size_t rt_api_body_allowance(struct rt_api_ctx *ctx, const struct rt_api_req *re
         return 0; /* a GET or DELETE is answered whatever its body, none of it kept */
     if (found->need == RT_SCOPE_NONE) /* sign-in, which authenticates by its body */
         return RT_API_SESSION_BODY_MAX;
-    struct rt_principal who;
-    struct rt_api_resp refusal;
-    memset(&refusal, 0, sizeof(refusal));
-    bool ok = admit(ctx, req, found, &who, &refusal);
-    rt_api_resp_cleanup(&refusal);
-    return ok ? ctx->limits.max_compressed : 0;
+    return admitted(ctx, req, found) ? ctx->limits.max_compressed : 0;
+}
+
+bool rt_api_scans(struct rt_api_ctx *ctx, const struct rt_api_req *req)
+{
+    char arg[1024];
+    bool path_known;
+    const struct route *found = find_route(req, arg, &path_known);
+    return found && found->scans && admitted(ctx, req, found);
 }
 
 void rt_api_dispatch(struct rt_api_ctx *ctx, const struct rt_api_req *req,

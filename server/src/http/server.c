@@ -22,6 +22,7 @@
 #include "rt/timeutil.h"
 #include "api_util.h"
 #include "deadline.h"
+#include "gate.h"
 #include "json_out.h"
 #include "ui.h"
 
@@ -66,6 +67,7 @@ struct rt_server {
     size_t body_bytes;         /* body buffers over BODY_FREE allocated now, summed (atomic) */
     size_t body_budget;        /* bound on body_bytes: BODY_BUDGET_BODIES max-size bodies */
     struct rt__deadlines *deadlines; /* cuts slow clients (NULL: none) */
+    struct rt__gate *gate;     /* turns of the requests that scan windows (gate.h) */
 };
 
 /* Per-request state, from the first call of the access handler to completion. */
@@ -82,6 +84,8 @@ struct request {
     char what[200];      /* "METHOD /path" for the request log */
     bool held;           /* suspended as a held config poll; answer with no_hold on resume */
     bool late;           /* began after the stop began: refused with 503 */
+    enum rt__gate_state gate;   /* at the scan gate; written by the gate while suspended */
+    struct rt__gate_wait gate_wait;
     char peer[INET6_ADDRSTRLEN]; /* the client's address, "-" when unknown */
 };
 
@@ -226,6 +230,16 @@ static enum MHD_Result handle_builtin(struct rt_server *srv, struct MHD_Connecti
     struct rt_buf out;
     rt_buf_init(&out, 0);
     rt_metrics_render(srv->metrics, srv->api.store, srv->api.control, &out);
+    size_t waiting;
+    unsigned long long waited;
+    rt__gate_counts(srv->gate, &waiting, &waited);
+    rt_buf_printf(&out, "# HELP roottrace_scans_waiting Queries waiting for their turn to scan "
+                        "(docs/decisions.md, \"Queries take turns\").\n"
+                        "# TYPE roottrace_scans_waiting gauge\nroottrace_scans_waiting %zu\n"
+                        "# HELP roottrace_scans_waited_total Queries that waited for their "
+                        "turn.\n# TYPE roottrace_scans_waited_total counter\n"
+                        "roottrace_scans_waited_total %llu\n",
+                  waiting, waited);
     size_t len = out.len;
     return send_bytes(conn, r, 200, "text/plain; version=0.0.4", rt_buf_into_cstr(&out), len,
                       false, NULL, NULL);
@@ -385,6 +399,16 @@ static void take_body(struct rt_server *srv, struct request *r, const char *data
     }
 }
 
+/* 503: the server is stopping. */
+static enum MHD_Result send_stopping(struct rt_server *srv, struct MHD_Connection *conn,
+                                     struct request *r)
+{
+    rt_metrics_refusal(srv->metrics, "unavailable");
+    return send_text(conn, r, 503, "application/json",
+                     "{\"error\":\"unavailable\",\"message\":\"the server is stopping; "
+                     "retry against a running server\"}");
+}
+
 /* Answers r once its body is in (or, refused whatever its body, before it): the refusals
  * the transport makes itself (too big, busy, stopping), /healthz and /metrics, the UI, else
  * the API. */
@@ -400,12 +424,8 @@ static enum MHD_Result respond(struct rt_server *srv, struct MHD_Connection *con
                          "{\"error\":\"busy\",\"message\":\"too many request bodies are being "
                          "received at once (server-wide memory bound): retry later\"}");
     }
-    if (r->late) {
-        rt_metrics_refusal(srv->metrics, "unavailable");
-        return send_text(conn, r, 503, "application/json",
-                         "{\"error\":\"unavailable\",\"message\":\"the server is stopping; "
-                         "retry against a running server\"}");
-    }
+    if (r->late)
+        return send_stopping(srv, conn, r);
     if (strcmp(method, "GET") == 0 && (!strcmp(url, "/healthz") || !strcmp(url, "/metrics")))
         return handle_builtin(srv, conn, r, url);
     if ((strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) &&
@@ -420,11 +440,20 @@ static enum MHD_Result respond(struct rt_server *srv, struct MHD_Connection *con
                          "{\"error\":\"invalid_argument\",\"message\":\"query parameters must be "
                          "at most 63, each valid UTF-8 without control characters (no %00)\"}");
     }
+    if (r->gate == RT_GATE_NONE && rt_api_scans(&srv->api, &req)) {
+        rt__gate_enter(srv->gate, conn, &r->gate, &r->gate_wait);
+        if (r->gate == RT_GATE_QUEUED)
+            return MHD_YES; /* suspended until its turn, or until the server stops */
+    }
+    if (r->gate == RT_GATE_QUEUED || r->gate == RT_GATE_REFUSED)
+        return send_stopping(srv, conn, r);
     req.body = r->body.data;
     req.body_len = r->body.len;
     req.no_hold = r->held;
     struct rt_api_resp ar;
     rt_api_dispatch(&srv->api, &req, &ar);
+    if (r->gate == RT_GATE_RUNNING)
+        rt__gate_leave(srv->gate, &r->gate); /* the answer's sending needs no turn */
     if (ar.hold_ns > 0 && hold(srv, conn, ar.hold_service, ar.hold_ns) == 0) {
         r->held = true;
         rt_api_resp_cleanup(&ar);
@@ -658,7 +687,16 @@ struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *con
     srv->retention_ns = opts->retention_ns;
     srv->rollup_interval_ns = opts->rollup_interval_ns;
     srv->body_budget = BODY_BUDGET_BODIES * (srv->api.limits.max_compressed + 1);
-    unsigned threads = opts->threads ? opts->threads : 4;
+    /* As many scans at once as there are cores; the pool has 4 threads beside them for
+     * uploads, polls and the rest (docs/decisions.md "Queries take turns"). */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned scans = cores < 1 ? 1 : cores > 64 ? 64 : (unsigned)cores;
+    unsigned threads = opts->threads ? opts->threads : scans + 4;
+    if (!(srv->gate = rt__gate_new(scans))) {
+        rt_error_set(err, RT_ENOMEM, "out of memory");
+        rt_server_stop(srv);
+        return NULL;
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6)
@@ -725,11 +763,14 @@ void rt_server_stop(struct rt_server *srv)
     pthread_mutex_unlock(&srv->wmu);
     if (srv->waker_started)
         pthread_join(srv->waker, NULL);
+    if (srv->gate)
+        rt__gate_stop(srv->gate); /* likewise every query waiting its turn */
     if (srv->daemon) {
         drain(srv);
         MHD_stop_daemon(srv->daemon);
     }
     rt__deadlines_free(srv->deadlines);
+    rt__gate_free(srv->gate);
     free(srv->waiters);
     pthread_cond_destroy(&srv->wcond);
     pthread_mutex_destroy(&srv->wmu);

@@ -1,0 +1,263 @@
+/* Tests of the scan gate (server/src/http/gate.c) on a real libmicrohttpd daemon: a request
+ * waiting its turn holds no thread (a request of another kind is answered while two wait on a
+ * pool of two threads), turns pass in arrival order, every waiting request is resumed and
+ * refused when the gate stops, and the counts say so. No timing is asserted: the test waits
+ * for states (a handler inside its turn, a count of waiting requests), not for durations. */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http/gate.h"
+#include "test.h"
+
+/* How long a state is waited for before the check fails (a bound against a hang, not a
+ * timing assertion: every state is reached in milliseconds when the gate works). */
+#define BOUND_S 20
+
+static struct rt__gate *gate;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int inside;        /* handlers inside their turn, held until released */
+static bool released;     /* the held turns may end */
+static char order[16];    /* the ids of the scans, in the order their turns began */
+static size_t norder;
+
+struct req {
+    enum rt__gate_state state;
+    struct rt__gate_wait wait;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *text)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result rc = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
+/* /scan/<id> takes a turn and, inside it, waits until released; /other answers at once. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size, void **con_cls)
+{
+    (void)cls, (void)method, (void)version, (void)upload_data, (void)upload_size;
+    if (strncmp(url, "/scan/", 6) != 0)
+        return reply(conn, 200, "other");
+    struct req *r = *con_cls;
+    if (!r) {
+        *con_cls = r = calloc(1, sizeof(*r));
+        return r ? MHD_YES : MHD_NO;
+    }
+    if (r->state == RT_GATE_NONE) {
+        rt__gate_enter(gate, conn, &r->state, &r->wait);
+        if (r->state == RT_GATE_QUEUED)
+            return MHD_YES;
+    }
+    if (r->state != RT_GATE_RUNNING)
+        return reply(conn, 503, "stopping");
+    pthread_mutex_lock(&mu);
+    order[norder++] = url[6];
+    inside++;
+    pthread_cond_broadcast(&cond);
+    while (!released)
+        pthread_cond_wait(&cond, &mu);
+    inside--;
+    pthread_mutex_unlock(&mu);
+    rt__gate_leave(gate, &r->state);
+    return reply(conn, 200, "scanned");
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)conn, (void)toe;
+    free(*con_cls);
+    *con_cls = NULL;
+}
+
+struct client {
+    pthread_t thread;
+    uint16_t port;
+    char path[32];
+    int status; /* the answer's status, 0 when none came */
+};
+
+static void *client_run(void *arg)
+{
+    struct client *c = arg;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(c->port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    /* a request stuck behind the gate fails its check, not the run */
+    struct timeval tv = {.tv_sec = BOUND_S};
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
+        char req[128], buf[64] = {0};
+        int n = snprintf(req, sizeof(req),
+                         "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", c->path);
+        if (write(fd, req, (size_t)n) == n && read(fd, buf, sizeof(buf) - 1) > 12)
+            c->status = atoi(buf + 9);
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+static void start_client(struct client *c, uint16_t port, const char *path)
+{
+    memset(c, 0, sizeof(*c));
+    c->port = port;
+    snprintf(c->path, sizeof(c->path), "%s", path);
+    pthread_create(&c->thread, NULL, client_run, c);
+}
+
+/* Waits until `inside` handlers hold their turn; false past BOUND_S. */
+static bool wait_inside(int n)
+{
+    for (int ms = 0; ms < BOUND_S * 1000; ms++) {
+        pthread_mutex_lock(&mu);
+        bool there = inside >= n;
+        pthread_mutex_unlock(&mu);
+        if (there)
+            return true;
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+    return false;
+}
+
+/* Waits until n requests wait at the gate; false past BOUND_S. */
+static bool wait_waiting(size_t n)
+{
+    for (int ms = 0; ms < BOUND_S * 1000; ms++) {
+        size_t waiting;
+        unsigned long long waited;
+        rt__gate_counts(gate, &waiting, &waited);
+        if (waiting >= n)
+            return true;
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+    return false;
+}
+
+static struct MHD_Daemon *start_daemon(unsigned threads)
+{
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                                MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+                            0, NULL, NULL, on_request, NULL, MHD_OPTION_THREAD_POOL_SIZE,
+                            threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                            MHD_OPTION_END);
+}
+
+static uint16_t port_of(struct MHD_Daemon *d)
+{
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    return di ? di->port : 0;
+}
+
+/* A gate of one turn and a daemon of two threads; NULL (a failed check) when either fails. */
+static struct MHD_Daemon *setup(uint16_t *port)
+{
+    gate = rt__gate_new(1);
+    released = false;
+    norder = 0;
+    struct MHD_Daemon *d = start_daemon(2);
+    CHECK(gate && d);
+    if (!gate || !d)
+        return NULL;
+    *port = port_of(d);
+    return d;
+}
+
+static void test_turns_in_order_without_threads(void)
+{
+    uint16_t port;
+    struct MHD_Daemon *d = setup(&port);
+    if (!d)
+        return;
+    struct client a, b, c, other;
+    start_client(&a, port, "/scan/a");
+    CHECK(wait_inside(1)); /* a holds the one turn and a thread */
+    start_client(&b, port, "/scan/b");
+    CHECK(wait_waiting(1));
+    start_client(&c, port, "/scan/c");
+    CHECK(wait_waiting(2));
+    /* b and c wait suspended: the pool's second thread is free for another request */
+    start_client(&other, port, "/other");
+    pthread_join(other.thread, NULL);
+    CHECK_INT(other.status, 200);
+    pthread_mutex_lock(&mu);
+    CHECK_INT(inside, 1);
+    released = true;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&mu);
+    pthread_join(a.thread, NULL);
+    pthread_join(b.thread, NULL);
+    pthread_join(c.thread, NULL);
+    CHECK_INT(a.status, 200);
+    CHECK_INT(b.status, 200);
+    CHECK_INT(c.status, 200);
+    CHECK_INT(norder, 3);
+    CHECK(memcmp(order, "abc", 3) == 0);
+    size_t waiting;
+    unsigned long long waited;
+    rt__gate_counts(gate, &waiting, &waited);
+    CHECK_INT(waiting, 0);
+    CHECK_INT(waited, 2);
+    /* every turn came back: a new scan runs at once */
+    struct client e;
+    start_client(&e, port, "/scan/e");
+    pthread_join(e.thread, NULL);
+    CHECK_INT(e.status, 200);
+    rt__gate_counts(gate, &waiting, &waited);
+    CHECK_INT(waited, 2);
+    rt__gate_stop(gate);
+    MHD_stop_daemon(d);
+    rt__gate_free(gate);
+}
+
+static void test_stop_refuses_the_waiting(void)
+{
+    uint16_t port;
+    struct MHD_Daemon *d = setup(&port);
+    if (!d)
+        return;
+    struct client a, b;
+    start_client(&a, port, "/scan/a");
+    CHECK(wait_inside(1));
+    start_client(&b, port, "/scan/b");
+    CHECK(wait_waiting(1));
+    rt__gate_stop(gate); /* b is resumed and refused; a keeps its turn */
+    pthread_join(b.thread, NULL);
+    CHECK_INT(b.status, 503);
+    struct client c;
+    start_client(&c, port, "/scan/c"); /* refused at once, not queued */
+    pthread_join(c.thread, NULL);
+    CHECK_INT(c.status, 503);
+    pthread_mutex_lock(&mu);
+    released = true;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&mu);
+    pthread_join(a.thread, NULL);
+    CHECK_INT(a.status, 200);
+    CHECK_INT(norder, 1);
+    MHD_stop_daemon(d);
+    rt__gate_free(gate);
+}
+
+int main(void)
+{
+    RUN(test_turns_in_order_without_threads);
+    RUN(test_stop_refuses_the_waiting);
+    return TEST_DONE();
+}
