@@ -15,9 +15,9 @@ struct rt_server_opts {
     const char *listen;        /* "HOST:PORT" or "[V6]:PORT"; default "127.0.0.1:4040" */
     const char *data_dir;      /* for the free-space check */
     int64_t retention_ns;      /* profiles older than this are deleted; 0 = keep all */
-    unsigned threads;          /* HTTP worker threads; 0 = the cores + 4, of which at most
-                                  the cores scan windows at once (docs/decisions.md
-                                  "Queries take turns") */
+    unsigned threads;          /* HTTP threads; 0 = the cores + 4. The queries that scan
+                                  windows run on as many scan workers as cores besides
+                                  (docs/decisions.md "Queries take turns") */
     int64_t alert_lead_ns;     /* how much earlier than an alert's startsAt its issue starts
                                   (--alert-lead, DESIGN §13); 0 = none */
     const char *alert_service_labels; /* the labels naming an alert's service, in order

@@ -24,6 +24,7 @@
 #include "deadline.h"
 #include "gate.h"
 #include "json_out.h"
+#include "net.h"
 #include "ui.h"
 
 #define MAX_PARAMS 64
@@ -67,7 +68,16 @@ struct rt_server {
     size_t body_bytes;         /* body buffers over BODY_FREE allocated now, summed (atomic) */
     size_t body_budget;        /* bound on body_bytes: BODY_BUDGET_BODIES max-size bodies */
     struct rt__deadlines *deadlines; /* cuts slow clients (NULL: none) */
-    struct rt__gate *gate;     /* turns of the requests that scan windows (gate.h) */
+    struct rt__gate *gate;     /* the scan workers (gate.h) */
+};
+
+/* A request that scans windows, as its scan worker runs it (rt__gate_run). */
+struct scan {
+    struct rt__gate_job job;   /* first: the worker's job is the scan */
+    struct rt_api_req req;     /* its params point into params, its strings into the
+                                  suspended connection's memory */
+    struct rt_api_param params[MAX_PARAMS];
+    struct rt_api_resp resp;   /* the answer the worker built */
 };
 
 /* Per-request state, from the first call of the access handler to completion. */
@@ -84,26 +94,9 @@ struct request {
     char what[200];      /* "METHOD /path" for the request log */
     bool held;           /* suspended as a held config poll; answer with no_hold on resume */
     bool late;           /* began after the stop began: refused with 503 */
-    enum rt__gate_state gate;   /* at the scan gate; written by the gate while suspended */
-    struct rt__gate_wait gate_wait;
+    struct scan *scan;   /* sent to the scan workers, else NULL */
     char peer[INET6_ADDRSTRLEN]; /* the client's address, "-" when unknown */
 };
-
-/* The client address of conn into out ("-" when unknown). */
-static void peer_address(struct MHD_Connection *conn, char out[INET6_ADDRSTRLEN])
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    strcpy(out, "-");
-    if (!ci || !ci->client_addr)
-        return;
-    const struct sockaddr *sa = ci->client_addr;
-    if (sa->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, INET6_ADDRSTRLEN);
-    else if (sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
-                  INET6_ADDRSTRLEN);
-}
 
 /* Collects one query parameter; stops (so the request is refused) at a key or value that is
  * not clean UTF-8: a NUL from "%00" would otherwise cut the value short unseen. */
@@ -233,11 +226,11 @@ static enum MHD_Result handle_builtin(struct rt_server *srv, struct MHD_Connecti
     size_t waiting;
     unsigned long long waited;
     rt__gate_counts(srv->gate, &waiting, &waited);
-    rt_buf_printf(&out, "# HELP roottrace_scans_waiting Queries waiting for their turn to scan "
+    rt_buf_printf(&out, "# HELP roottrace_scans_waiting Queries waiting for a scan worker "
                         "(docs/decisions.md, \"Queries take turns\").\n"
                         "# TYPE roottrace_scans_waiting gauge\nroottrace_scans_waiting %zu\n"
-                        "# HELP roottrace_scans_waited_total Queries that waited for their "
-                        "turn.\n# TYPE roottrace_scans_waited_total counter\n"
+                        "# HELP roottrace_scans_waited_total Queries that found every scan "
+                        "worker busy.\n# TYPE roottrace_scans_waited_total counter\n"
                         "roottrace_scans_waited_total %llu\n",
                   waiting, waited);
     size_t len = out.len;
@@ -344,20 +337,6 @@ static void *waker(void *arg)
     return NULL;
 }
 
-/* "METHOD /path" for the request log, with every byte outside printable ASCII written as
- * \xNN: a path is the client's text and must not forge log lines. */
-static void log_what(char *out, size_t n, const char *method, const char *url)
-{
-    size_t o = (size_t)snprintf(out, n, "%.16s ", method);
-    for (const unsigned char *p = (const unsigned char *)url; *p && o + 5 < n; p++) {
-        if (*p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '"')
-            out[o++] = (char)*p;
-        else
-            o += (size_t)snprintf(out + o, n - o, "\\x%02x", *p);
-    }
-    out[o < n ? o : n - 1] = '\0';
-}
-
 /* 413 naming the body limit. */
 static enum MHD_Result send_too_large(struct rt_server *srv, struct MHD_Connection *conn,
                                       struct request *r)
@@ -409,6 +388,41 @@ static enum MHD_Result send_stopping(struct rt_server *srv, struct MHD_Connectio
                      "retry against a running server\"}");
 }
 
+/* Runs a scan on a scan worker (rt__gate_run). */
+static void run_scan(void *ud, struct rt__gate_job *job)
+{
+    struct rt_server *srv = ud;
+    struct scan *sc = (struct scan *)job;
+    rt_api_dispatch(&srv->api, &sc->req, &sc->resp);
+}
+
+/* Sends ar, the API's answer to r, and frees it. */
+static enum MHD_Result send_answer(struct rt_server *srv, struct MHD_Connection *conn,
+                                   struct request *r, struct rt_api_resp *ar)
+{
+    if (ar->status >= 400 && ar->refusal)
+        rt_metrics_refusal(srv->metrics, ar->refusal);
+    enum MHD_Result rc = send_api(conn, r, ar);
+    rt_api_resp_cleanup(ar);
+    return rc;
+}
+
+/* Sends r, a request that scans windows (rt_api_scans), to the scan workers; answers it when
+ * the gate refuses it. */
+static enum MHD_Result submit_scan(struct rt_server *srv, struct MHD_Connection *conn,
+                                   struct request *r, const struct rt_api_req *req)
+{
+    if (!(r->scan = calloc(1, sizeof(*r->scan))))
+        return MHD_NO;
+    struct scan *sc = r->scan;
+    sc->req = *req;
+    memcpy(sc->params, req->params, req->nparams * sizeof(sc->params[0]));
+    sc->req.params = sc->params;
+    /* once queued, the job is the worker's until the connection is resumed: not read here */
+    return rt__gate_submit(srv->gate, conn, &sc->job) == 0 ? MHD_YES
+                                                           : send_stopping(srv, conn, r);
+}
+
 /* Answers r once its body is in (or, refused whatever its body, before it): the refusals
  * the transport makes itself (too big, busy, stopping), /healthz and /metrics, the UI, else
  * the API. */
@@ -440,30 +454,22 @@ static enum MHD_Result respond(struct rt_server *srv, struct MHD_Connection *con
                          "{\"error\":\"invalid_argument\",\"message\":\"query parameters must be "
                          "at most 63, each valid UTF-8 without control characters (no %00)\"}");
     }
-    if (r->gate == RT_GATE_NONE && rt_api_scans(&srv->api, &req)) {
-        rt__gate_enter(srv->gate, conn, &r->gate, &r->gate_wait);
-        if (r->gate == RT_GATE_QUEUED)
-            return MHD_YES; /* suspended until its turn, or until the server stops */
-    }
-    if (r->gate == RT_GATE_QUEUED || r->gate == RT_GATE_REFUSED)
-        return send_stopping(srv, conn, r);
     req.body = r->body.data;
     req.body_len = r->body.len;
     req.no_hold = r->held;
+    if (r->scan) /* resumed: by its worker with the answer, or by the stop without one */
+        return r->scan->job.state == RT_GATE_DONE ? send_answer(srv, conn, r, &r->scan->resp)
+                                                  : send_stopping(srv, conn, r);
+    if (rt_api_scans(&srv->api, &req))
+        return submit_scan(srv, conn, r, &req);
     struct rt_api_resp ar;
     rt_api_dispatch(&srv->api, &req, &ar);
-    if (r->gate == RT_GATE_RUNNING)
-        rt__gate_leave(srv->gate, &r->gate); /* the answer's sending needs no turn */
     if (ar.hold_ns > 0 && hold(srv, conn, ar.hold_service, ar.hold_ns) == 0) {
         r->held = true;
         rt_api_resp_cleanup(&ar);
         return MHD_YES;
     }
-    if (ar.status >= 400 && ar.refusal)
-        rt_metrics_refusal(srv->metrics, ar.refusal);
-    enum MHD_Result rc = send_api(conn, r, &ar);
-    rt_api_resp_cleanup(&ar);
-    return rc;
+    return send_answer(srv, conn, r, &ar);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -479,13 +485,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
          * kept, so a client without a key cannot make the server hold 16 MiB a connection. */
         struct rt_api_param params[MAX_PARAMS];
         struct rt_api_req head;
-        peer_address(conn, r->peer);
+        rt__http_peer_address(conn, r->peer);
         size_t keep = read_request(conn, method, url, r, params, &head)
                           ? rt_api_body_allowance(&srv->api, &head) : 0;
         r->discard = keep == 0;
         rt_buf_init(&r->body, keep ? keep : 1);
         r->t0 = rt_time_mono_ns();
-        log_what(r->what, sizeof(r->what), method, url);
+        rt__http_log_what(r->what, sizeof(r->what), method, url);
         r->late = atomic_load(&srv->draining);
         atomic_fetch_add(&srv->inflight, 1);
         *con_cls = r;
@@ -540,42 +546,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
     __atomic_sub_fetch(&srv->body_bytes, r->accounted, __ATOMIC_RELAXED);
     rt_buf_cleanup(&r->body);
+    if (r->scan)
+        rt_api_resp_cleanup(&r->scan->resp); /* unsent when the connection failed */
+    free(r->scan);
     free(r);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->inflight, 1);
-}
-
-static int parse_listen(const char *listen, struct sockaddr_storage *ss, struct rt_error *err)
-{
-    char host[128];
-    const char *colon = strrchr(listen, ':');
-    if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host))
-        return rt_error_set(err, RT_EINVAL, "--listen must be HOST:PORT, got '%s'", listen);
-    memcpy(host, listen, (size_t)(colon - listen));
-    host[colon - listen] = '\0';
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end || port < 0 || port > 65535)
-        return rt_error_set(err, RT_EINVAL, "bad port in --listen '%s'", listen);
-    memset(ss, 0, sizeof(*ss));
-    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
-    size_t hl = strlen(host);
-    if (host[0] == '[' && host[hl - 1] == ']') {
-        host[hl - 1] = '\0';
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons((uint16_t)port);
-        if (inet_pton(AF_INET6, host + 1, &v6->sin6_addr) != 1)
-            return rt_error_set(err, RT_EINVAL, "bad IPv6 address in --listen '%s'", listen);
-        return 0;
-    }
-    if (strcmp(host, "localhost") == 0)
-        strcpy(host, "127.0.0.1");
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
-        return rt_error_set(err, RT_EINVAL, "bad IPv4 address in --listen '%s'", listen);
-    return 0;
 }
 
 /* Builds the rollups of the blocks that closed (docs/internals/rollups.md), a few per call of
@@ -659,7 +635,7 @@ struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *con
                                   const struct rt_server_opts *opts, struct rt_error *err)
 {
     struct sockaddr_storage ss;
-    if (parse_listen(opts->listen ? opts->listen : "127.0.0.1:4040", &ss, err))
+    if (rt__http_parse_listen(opts->listen ? opts->listen : "127.0.0.1:4040", &ss, err))
         return NULL;
     struct rt_server *srv = calloc(1, sizeof(*srv));
     if (!srv) {
@@ -687,13 +663,13 @@ struct rt_server *rt_server_start(struct rt_store *store, struct rt_control *con
     srv->retention_ns = opts->retention_ns;
     srv->rollup_interval_ns = opts->rollup_interval_ns;
     srv->body_budget = BODY_BUDGET_BODIES * (srv->api.limits.max_compressed + 1);
-    /* As many scans at once as there are cores; the pool has 4 threads beside them for
-     * uploads, polls and the rest (docs/decisions.md "Queries take turns"). */
+    /* As many scan workers as cores; the HTTP threads as many again plus 4 (they only send
+     * the scans' answers): docs/decisions.md "Queries take turns". */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned scans = cores < 1 ? 1 : cores > 64 ? 64 : (unsigned)cores;
-    unsigned threads = opts->threads ? opts->threads : scans + 4;
-    if (!(srv->gate = rt__gate_new(scans))) {
-        rt_error_set(err, RT_ENOMEM, "out of memory");
+    unsigned workers = cores < 1 ? 1 : cores > 64 ? 64 : (unsigned)cores;
+    unsigned threads = opts->threads ? opts->threads : workers + 4;
+    if (!(srv->gate = rt__gate_new(workers, run_scan, srv))) {
+        rt_error_set(err, RT_ENOMEM, "cannot start the scan workers");
         rt_server_stop(srv);
         return NULL;
     }
@@ -763,8 +739,8 @@ void rt_server_stop(struct rt_server *srv)
     pthread_mutex_unlock(&srv->wmu);
     if (srv->waker_started)
         pthread_join(srv->waker, NULL);
-    if (srv->gate)
-        rt__gate_stop(srv->gate); /* likewise every query waiting its turn */
+    /* likewise every query waiting for a scan worker; the running ones end (reads cancelled) */
+    rt__gate_stop(srv->gate);
     if (srv->daemon) {
         drain(srv);
         MHD_stop_daemon(srv->daemon);

@@ -1,8 +1,9 @@
-/* Tests of the scan gate (server/src/http/gate.c) on a real libmicrohttpd daemon: a request
- * waiting its turn holds no thread (a request of another kind is answered while two wait on a
- * pool of two threads), turns pass in arrival order, every waiting request is resumed and
- * refused when the gate stops, and the counts say so. No timing is asserted: the test waits
- * for states (a handler inside its turn, a count of waiting requests), not for durations. */
+/* Tests of the scan workers (server/src/http/gate.c) on a real libmicrohttpd daemon: a scan
+ * holds no HTTP thread, queued or running (a request of another kind is answered on a daemon
+ * of one thread while three scans are in), the scans run in arrival order on a worker of lower
+ * priority, a stop refuses the queued ones and lets the running one end, and the counts say
+ * so. No timing is asserted: the test waits for states (a scan inside its worker, a count of
+ * queued scans), each within a bound against a hang. */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -11,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,15 +29,31 @@
 static struct rt__gate *gate;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int inside;        /* handlers inside their turn, held until released */
-static bool released;     /* the held turns may end */
-static char order[16];    /* the ids of the scans, in the order their turns began */
+static int inside;        /* scans inside their worker, held until released */
+static bool released;     /* the held scans may end */
+static char order[16];    /* the ids of the scans, in the order their runs began */
 static size_t norder;
+static int nice_seen;     /* the nice value of the worker that ran the last scan */
 
 struct req {
-    enum rt__gate_state state;
-    struct rt__gate_wait wait;
+    struct rt__gate_job job; /* first */
+    char id;                 /* "w" runs at once; the others wait to be released */
 };
+
+/* The workers' run: records the scan and, but for "w", holds it until released. */
+static void run(void *ud, struct rt__gate_job *job)
+{
+    (void)ud;
+    char id = ((struct req *)job)->id;
+    pthread_mutex_lock(&mu);
+    nice_seen = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    order[norder++] = id;
+    inside++;
+    while (!released && id != 'w')
+        pthread_cond_wait(&cond, &mu);
+    inside--;
+    pthread_mutex_unlock(&mu);
+}
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *text)
 {
@@ -45,7 +64,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
     return rc;
 }
 
-/* /scan/<id> takes a turn and, inside it, waits until released; /other answers at once. */
+/* /scan/<id> goes to the workers and is answered 200 when run, 503 when refused; /other is
+ * answered at once. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls)
@@ -58,23 +78,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *con_cls = r = calloc(1, sizeof(*r));
         return r ? MHD_YES : MHD_NO;
     }
-    if (r->state == RT_GATE_NONE) {
-        rt__gate_enter(gate, conn, &r->state, &r->wait);
-        if (r->state == RT_GATE_QUEUED)
+    if (r->job.state == RT_GATE_NONE) {
+        r->id = url[6];
+        if (rt__gate_submit(gate, conn, &r->job) == 0)
             return MHD_YES;
     }
-    if (r->state != RT_GATE_RUNNING)
-        return reply(conn, 503, "stopping");
-    pthread_mutex_lock(&mu);
-    order[norder++] = url[6];
-    inside++;
-    pthread_cond_broadcast(&cond);
-    while (!released)
-        pthread_cond_wait(&cond, &mu);
-    inside--;
-    pthread_mutex_unlock(&mu);
-    rt__gate_leave(gate, &r->state);
-    return reply(conn, 200, "scanned");
+    return r->job.state == RT_GATE_DONE ? reply(conn, 200, "scanned")
+                                        : reply(conn, 503, "stopping");
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -165,10 +175,11 @@ static uint16_t port_of(struct MHD_Daemon *d)
     return di ? di->port : 0;
 }
 
-/* A gate of one turn and a daemon of two threads; NULL (a failed check) when either fails. */
+/* One scan worker and a daemon of two HTTP threads, the worker seen idle (a scan "w" run
+ * first); NULL (a failed check) when either cannot start. */
 static struct MHD_Daemon *setup(uint16_t *port)
 {
-    gate = rt__gate_new(1);
+    gate = rt__gate_new(1, run, NULL);
     released = false;
     norder = 0;
     struct MHD_Daemon *d = start_daemon(2);
@@ -176,88 +187,102 @@ static struct MHD_Daemon *setup(uint16_t *port)
     if (!gate || !d)
         return NULL;
     *port = port_of(d);
+    struct client w;
+    start_client(&w, *port, "/scan/w");
+    pthread_join(w.thread, NULL);
+    CHECK_INT(w.status, 200);
     return d;
 }
 
-static void test_turns_in_order_without_threads(void)
+/* Lets the held scans end. */
+static void release(void)
+{
+    pthread_mutex_lock(&mu);
+    released = true;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&mu);
+}
+
+static void test_scans_in_order_without_http_threads(void)
 {
     uint16_t port;
     struct MHD_Daemon *d = setup(&port);
     if (!d)
         return;
+    CHECK_INT(nice_seen, RT_GATE_NICE); /* the worker runs at lower priority */
     struct client a, b, c, other;
     start_client(&a, port, "/scan/a");
-    CHECK(wait_inside(1)); /* a holds the one turn and a thread */
+    CHECK(wait_inside(1)); /* a runs on the worker */
     start_client(&b, port, "/scan/b");
     CHECK(wait_waiting(1));
     start_client(&c, port, "/scan/c");
     CHECK(wait_waiting(2));
-    /* b and c wait suspended: the pool's second thread is free for another request */
+    /* a running, b and c queued: the HTTP threads are free for another request (had scans run
+     * on them, a and b would hold both) */
     start_client(&other, port, "/other");
     pthread_join(other.thread, NULL);
     CHECK_INT(other.status, 200);
     pthread_mutex_lock(&mu);
     CHECK_INT(inside, 1);
-    released = true;
-    pthread_cond_broadcast(&cond);
     pthread_mutex_unlock(&mu);
+    release();
     pthread_join(a.thread, NULL);
     pthread_join(b.thread, NULL);
     pthread_join(c.thread, NULL);
     CHECK_INT(a.status, 200);
     CHECK_INT(b.status, 200);
     CHECK_INT(c.status, 200);
-    CHECK_INT(norder, 3);
-    CHECK(memcmp(order, "abc", 3) == 0);
+    CHECK_INT(norder, 4);
+    CHECK(memcmp(order, "wabc", 4) == 0);
     size_t waiting;
     unsigned long long waited;
     rt__gate_counts(gate, &waiting, &waited);
     CHECK_INT(waiting, 0);
-    CHECK_INT(waited, 2);
-    /* every turn came back: a new scan runs at once */
-    struct client e;
-    start_client(&e, port, "/scan/e");
-    pthread_join(e.thread, NULL);
-    CHECK_INT(e.status, 200);
-    rt__gate_counts(gate, &waiting, &waited);
-    CHECK_INT(waited, 2);
+    CHECK_INT(waited, 2); /* b and c found the worker busy; w and a did not */
     rt__gate_stop(gate);
     MHD_stop_daemon(d);
     rt__gate_free(gate);
 }
 
-static void test_stop_refuses_the_waiting(void)
+static void *stopper(void *arg)
+{
+    (void)arg;
+    rt__gate_stop(gate);
+    return NULL;
+}
+
+static void test_stop_refuses_the_queued_and_ends_the_running(void)
 {
     uint16_t port;
     struct MHD_Daemon *d = setup(&port);
     if (!d)
         return;
-    struct client a, b;
+    struct client a, b, c;
     start_client(&a, port, "/scan/a");
     CHECK(wait_inside(1));
     start_client(&b, port, "/scan/b");
     CHECK(wait_waiting(1));
-    rt__gate_stop(gate); /* b is resumed and refused; a keeps its turn */
+    /* the stop resumes b unrun, then waits for a's worker */
+    pthread_t st;
+    pthread_create(&st, NULL, stopper, NULL);
     pthread_join(b.thread, NULL);
     CHECK_INT(b.status, 503);
-    struct client c;
     start_client(&c, port, "/scan/c"); /* refused at once, not queued */
     pthread_join(c.thread, NULL);
     CHECK_INT(c.status, 503);
-    pthread_mutex_lock(&mu);
-    released = true;
-    pthread_cond_broadcast(&cond);
-    pthread_mutex_unlock(&mu);
+    release();
+    pthread_join(st, NULL);
     pthread_join(a.thread, NULL);
     CHECK_INT(a.status, 200);
-    CHECK_INT(norder, 1);
+    CHECK_INT(norder, 2);
+    CHECK(memcmp(order, "wa", 2) == 0);
     MHD_stop_daemon(d);
     rt__gate_free(gate);
 }
 
 int main(void)
 {
-    RUN(test_turns_in_order_without_threads);
-    RUN(test_stop_refuses_the_waiting);
+    RUN(test_scans_in_order_without_http_threads);
+    RUN(test_stop_refuses_the_queued_and_ends_the_running);
     return TEST_DONE();
 }
