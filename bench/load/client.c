@@ -185,8 +185,22 @@ static int start_upload(struct load_drive *d, CURLM *m, struct slot *sl, size_t 
     return curl_multi_add_handle(m, sl->h) == CURLM_OK ? 0 : -1;
 }
 
-/* Collects finished uploads; returns how many finished. */
-static int reap(struct load_drive *d, CURLM *m, bool *busy_inst)
+/* The upload slots, with a stack of the free ones (taking one is O(1): the driver asks for
+ * one per upload, thousands of times a second at saturation). */
+struct pool {
+    struct slot *slots;
+    int *free;                   /* indexes of the free slots */
+    int nfree;
+};
+
+/* A free slot of the pool, or NULL when all are busy. */
+static struct slot *take_slot(struct pool *p)
+{
+    return p->nfree > 0 ? &p->slots[p->free[--p->nfree]] : NULL;
+}
+
+/* Collects finished uploads, returning their slots to the pool; returns how many finished. */
+static int reap(struct load_drive *d, CURLM *m, struct pool *p, bool *busy_inst)
 {
     int left, n = 0;
     CURLMsg *msg;
@@ -211,6 +225,7 @@ static int reap(struct load_drive *d, CURLM *m, bool *busy_inst)
         }
         curl_multi_remove_handle(m, sl->h);
         sl->busy = false;
+        p->free[p->nfree++] = (int)(sl - p->slots);
         if (busy_inst)
             busy_inst[sl->inst] = false;
         d->done++;
@@ -219,27 +234,18 @@ static int reap(struct load_drive *d, CURLM *m, bool *busy_inst)
     return n;
 }
 
-/* A free slot of the pool, or NULL when all are busy. */
-static struct slot *free_slot(struct slot *slots, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (!slots[i].busy)
-            return &slots[i];
-    return NULL;
-}
-
 /* Waits for the uploads in flight (at most 90 s). */
-static void drain(struct load_drive *d, CURLM *m, bool *busy_inst)
+static void drain(struct load_drive *d, CURLM *m, struct pool *p, bool *busy_inst)
 {
     int64_t until = load_now_ns() + INT64_C(90000000000);
     int running = 1;
     while (running && load_now_ns() < until) {
         curl_multi_perform(m, &running);
-        reap(d, m, busy_inst);
+        reap(d, m, p, busy_inst);
         if (running)
             curl_multi_poll(m, NULL, 0, 100, NULL);
     }
-    reap(d, m, busy_inst);
+    reap(d, m, p, busy_inst);
 }
 
 int load_drive_run(struct load_drive *d)
@@ -247,6 +253,8 @@ int load_drive_run(struct load_drive *d)
     int conc = d->concurrency > 0 ? d->concurrency : 256;
     CURLM *m = curl_multi_init();
     struct slot *slots = calloc((size_t)conc, sizeof(*slots));
+    int *free_ids = calloc((size_t)conc, sizeof(*free_ids));
+    struct pool pool = {.slots = slots, .free = free_ids, .nfree = 0};
     int64_t *due = calloc(d->ninst, sizeof(*due));
     bool *busy = calloc(d->ninst, sizeof(*busy));
     char auth[200];
@@ -255,14 +263,16 @@ int load_drive_run(struct load_drive *d)
     hdr = curl_slist_append(hdr, "Content-Type: application/octet-stream");
     hdr = curl_slist_append(hdr, "Expect:");
     int rc = -1;
-    if (!m || !slots || !due || !busy || !hdr)
+    if (!m || !slots || !free_ids || !due || !busy || !hdr)
         goto out;
+    for (int k = conc - 1; k >= 0; k--)
+        free_ids[pool.nfree++] = k;
     curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)conc);
     curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)conc);
     uint64_t rng = 0x10ad, seq = 0;
     int64_t t0 = load_now_ns(), iv = (int64_t)(d->interval_s * 1e9);
     int64_t end = t0 + (int64_t)(d->seconds * 1e9);
-    size_t seed_next = 0, seed_total = d->ninst * (size_t)(d->seed_per_instance > 0 ?
+    size_t cursor = 0, seed_next = 0, seed_total = d->ninst * (size_t)(d->seed_per_instance > 0 ?
                                                             d->seed_per_instance : 0);
     for (size_t i = 0; i < d->ninst; i++)
         due[i] = t0 + (int64_t)(bench_rng_unit(&rng) * (double)iv);
@@ -276,7 +286,7 @@ int load_drive_run(struct load_drive *d)
         }
         struct slot *sl;
         if (seed_total) {
-            while (seed_next < seed_total && (sl = free_slot(slots, conc))) {
+            while (seed_next < seed_total && (sl = take_slot(&pool))) {
                 size_t i = seed_next % d->ninst, k = seed_next / d->ninst;
                 double start = (double)d->seed_end_ns / 1e9 -
                                60.0 * (double)(d->seed_per_instance - (int)k);
@@ -285,14 +295,22 @@ int load_drive_run(struct load_drive *d)
                 seed_next++;
             }
         } else {
-            for (size_t i = 0; i < d->ninst; i++) {
+            /* From where the last pass stopped, so that at saturation every instance
+             * waits its turn; a pass stops when no slot is free (a finished upload wakes
+             * the poll below). Late instances start when their previous upload ends. */
+            for (size_t k = 0; k < d->ninst; k++) {
+                if (!pool.nfree)
+                    break;
+                size_t i = cursor;
+                cursor = cursor + 1 == d->ninst ? 0 : cursor + 1;
                 if (due[i] > now) {
                     next = due[i] < next ? due[i] : next;
                     continue;
                 }
-                if (busy[i] || !(sl = free_slot(slots, conc)))
-                    continue;          /* late: starts when its previous upload ends */
-                if (start_upload(d, m, sl, i, (double)load_wall_ns() / 1e9 - 60, hdr, seq++))
+                if (busy[i])
+                    continue;
+                if (start_upload(d, m, take_slot(&pool), i, (double)load_wall_ns() / 1e9 - 60,
+                                 hdr, seq++))
                     goto out;
                 busy[i] = true;
                 due[i] += iv;
@@ -301,7 +319,7 @@ int load_drive_run(struct load_drive *d)
         }
         int running;
         curl_multi_perform(m, &running);
-        reap(d, m, busy);
+        reap(d, m, &pool, busy);
         int wait_ms = (int)((next - load_now_ns()) / 1000000);
         curl_multi_poll(m, NULL, 0, wait_ms < 1 ? 1 : wait_ms, NULL);
     }
@@ -309,7 +327,7 @@ int load_drive_run(struct load_drive *d)
     for (size_t i = 0; !seed_total && i < d->ninst; i++)
         if (due[i] <= end)
             d->offered += (uint64_t)((end - due[i]) / iv) + 1;
-    drain(d, m, busy);
+    drain(d, m, &pool, busy);
     d->elapsed_s = (double)(load_now_ns() - t0) / 1e9;
     rc = 0;
 out:
@@ -322,6 +340,7 @@ out:
     curl_multi_cleanup(m);
     curl_slist_free_all(hdr);
     free(slots);
+    free(free_ids);
     free(due);
     free(busy);
     return rc;
