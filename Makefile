@@ -184,7 +184,7 @@ bench-load: deps all $(BUILD)/bench/load
 bench-truth: deps all
 	python3 bench/truth/run.py $(BENCH_TRUTH_ARGS)
 
-# Rollups (docs/performance.md, docs/internals/rollups.md): 7 days of 100 instances' 60 s
+# Rollups (docs/performance-rollups.md, docs/internals/rollups.md): 7 days of 100 instances' 60 s
 # profiles seeded into SQLite, the week and 1 h diffs timed raw, then through the rollups.
 # About 7 minutes and 5 GB of temporary disk. BENCH_ROLLUP_ARGS passes options (--days N).
 .PHONY: bench-rollup

@@ -1,4 +1,4 @@
-/* Rollup benchmark (docs/performance.md, "A week in under a second"): a SQLite store seeded
+/* Rollup benchmark (docs/performance-rollups.md, "A week in under a second"): a SQLite store seeded
  * with `--days` days of `--instances` instances uploading 60 s profiles (derived from a real
  * pprof, each instance at its own phase, so that one profile per instance and hour crosses the
  * hour's edge), then GET /api/v1/profile over the whole week and 1 h issue diffs, timed

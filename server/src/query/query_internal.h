@@ -210,6 +210,16 @@ struct rt__query_scratch {
     uint32_t seq;                    /* stamp counter */
     uint32_t *row_stack;             /* the current profile's rows' stack indexes */
     size_t cap_row_stack;
+    /* The last profile's stack ids and their indexes, ascending by id (prev), and the current
+     * profile's as they are found (next): consecutive profiles share most stacks and the
+     * stores give rows sorted by stack id, so merging against prev finds most rows' indexes
+     * without a probe of stack_map (window.c, row_stacks). */
+    struct rt__query_row_cache {
+        uint32_t *id, *idx;
+        size_t n, cap;
+    } prev, next;
+    bool probe_ahead;                /* prefetch stack_map's slots: the last profile missed
+                                      * prev on more than a quarter of its rows */
 };
 
 /* The aggregation context of one query (one or two windows). Built by rt__query_scan (or

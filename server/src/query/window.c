@@ -62,6 +62,11 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     free(c->scratch.acc_v);
     free(c->scratch.touched);
     free(c->scratch.row_stack);
+    for (int k = 0; k < 2; k++) {
+        struct rt__query_row_cache *rc = k ? &c->scratch.next : &c->scratch.prev;
+        free(rc->id);
+        free(rc->idx);
+    }
     rt_arena_cleanup(&c->arena);
     rt_u64map_cleanup(&c->fn_map);
     rt_u64map_cleanup(&c->stack_map);
@@ -102,10 +107,12 @@ static int scratch_reserve(struct rt__query_scratch *s, uint32_t n)
     if (!acc_s)
         return RT_ENOMEM;
     s->acc_s = acc_s;
+    memset(acc_s + s->cap, 0, (size_t)(n - s->cap) * sizeof(*acc_s));
     double *acc_v = realloc(s->acc_v, (size_t)n * sizeof(*acc_v));
     if (!acc_v)
         return RT_ENOMEM;
     s->acc_v = acc_v;
+    memset(acc_v + s->cap, 0, (size_t)(n - s->cap) * sizeof(*acc_v));
     s->cap = n;
     return 0;
 }
@@ -173,23 +180,17 @@ static uint32_t next_stamp(struct rt__query_scratch *s)
  * a touched function's accumulators. */
 #define ROW_AHEAD 8
 
-/* Adds a profile's self samples and value of function fn to its scratch accumulators. */
-static int touch(struct rt__query_scratch *sc, uint32_t fn, uint32_t *ntouched, double s,
-                 double v)
+/* Adds a profile's self samples and value of function fn to its scratch accumulators, which
+ * are 0 until touched (flush_touched zeroes them again); sc->touched has room for every
+ * function. No branch: which row first touches a function is not predictable. */
+static void touch(struct rt__query_scratch *sc, uint32_t fn, uint32_t *ntouched, double s,
+                  double v)
 {
-    if (sc->stamp[fn] != sc->seq) {
-        int rc = reserve32((void **)&sc->touched, &sc->cap_touched, (size_t)*ntouched + 1,
-                           sizeof(*sc->touched));
-        if (rc)
-            return rc;
-        sc->touched[(*ntouched)++] = fn;
-        sc->stamp[fn] = sc->seq;
-        sc->acc_s[fn] = 0;
-        sc->acc_v[fn] = 0;
-    }
+    sc->touched[*ntouched] = fn;
+    *ntouched += sc->stamp[fn] != sc->seq;
+    sc->stamp[fn] = sc->seq;
     sc->acc_s[fn] += s;
     sc->acc_v[fn] += v;
-    return 0;
 }
 
 /* The key of (window k, instance, function) in instfn_map. */
@@ -221,8 +222,9 @@ static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn
 static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t ntouched,
                          double n_i, double cpu_scale)
 {
-    const struct rt__query_scratch *sc = &c->scratch;
+    struct rt__query_scratch *sc = &c->scratch;
     bool cpu = c->type == RT_PTYPE_CPU;
+    int rc = 0;
     for (uint32_t t = 0; t < ntouched; t++) {
         if (t + ROW_AHEAD < ntouched) { /* the misses of later functions overlap (row_stacks) */
             uint32_t later = sc->touched[t + ROW_AHEAD];
@@ -232,15 +234,15 @@ static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t
         }
         uint32_t fn = sc->touched[t];
         double acc_s = sc->acc_s[fn], acc_v = sc->acc_v[fn];
+        sc->acc_s[fn] = sc->acc_v[fn] = 0; /* for the next profile's touch, also after an error */
+        if (rc)
+            continue;
         if (n_i > 0)
             c->fns[fn].s2[k] += acc_s * acc_s / n_i;
-        if (cpu && acc_v != 0) {
-            int rc = add_instfn(c, k, inst, fn, acc_v * cpu_scale);
-            if (rc)
-                return rc;
-        }
+        if (cpu && acc_v != 0)
+            rc = add_instfn(c, k, inst, fn, acc_v * cpu_scale);
     }
-    return 0;
+    return rc;
 }
 
 /* The window's counts, and its CPU agreement input (DESIGN §2, §7) when the profile carries
@@ -319,29 +321,72 @@ static int add_prof(struct rt__query_ctx *c, int k, const struct rt_profile_meta
     return 0;
 }
 
+/* Room for n entries in a row cache; 0 or RT_ENOMEM. */
+static int row_cache_reserve(struct rt__query_row_cache *rc, size_t n)
+{
+    if (n <= rc->cap)
+        return 0;
+    size_t cap = rc->cap;
+    if (rt_array_grow((void **)&rc->id, &cap, n, sizeof(*rc->id)))
+        return RT_ENOMEM;
+    cap = rc->cap;
+    if (rt_array_grow((void **)&rc->idx, &cap, n, sizeof(*rc->idx)))
+        return RT_ENOMEM;
+    rc->cap = cap;
+    return 0;
+}
+
 /* The stack index of each row of a profile into c->scratch.row_stack (UINT32_MAX for a row
- * with neither samples nor value). The index lookups and the stack records miss the cache on
- * a large window (random stack ids); prefetching the lookup ROW_AHEAD rows ahead, and each
- * record as soon as it is known, lets those misses overlap (memory-level parallelism). */
+ * with neither samples nor value). A row whose stack the last profile had takes its index
+ * from the row cache (scratch.prev), by a merge: both ascend by stack id. Any other row
+ * probes stack_map. On a large window those probes and the stack records miss the cache
+ * (random stack ids); prefetching the probe ROW_AHEAD rows ahead, and each record as soon as
+ * it is known, lets the misses overlap (memory-level parallelism). The probes are
+ * prefetched only while most rows miss the row cache: a prefetch costs as much as a probe
+ * that hits the CPU's cache. Rows in any order get the same indexes; out-of-order ones only
+ * stay out of the row cache. */
 static int row_stacks(struct rt__query_ctx *c, const struct rt_store_row *rows, size_t nrows)
 {
     struct rt__query_scratch *sc = &c->scratch;
     if (rt_array_grow((void **)&sc->row_stack, &sc->cap_row_stack, nrows + 1,
-                      sizeof(*sc->row_stack)))
+                      sizeof(*sc->row_stack)) ||
+        row_cache_reserve(&sc->next, nrows + 1))
         return RT_ENOMEM;
-    for (size_t r = 0; r < nrows && r < ROW_AHEAD; r++)
+    const struct rt__query_row_cache *pv = &sc->prev;
+    struct rt__query_row_cache *nx = &sc->next;
+    bool ahead = sc->probe_ahead || pv->n == 0;
+    for (size_t r = 0; ahead && r < nrows && r < ROW_AHEAD; r++)
         rt_u64map_prefetch(&c->stack_map, rows[r].stack_id);
+    size_t p = 0, n = 0, misses = 0;
     for (size_t r = 0; r < nrows; r++) {
-        if (r + ROW_AHEAD < nrows)
+        if (ahead && r + ROW_AHEAD < nrows)
             rt_u64map_prefetch(&c->stack_map, rows[r + ROW_AHEAD].stack_id);
         sc->row_stack[r] = UINT32_MAX;
         if (rows[r].samples == 0 && rows[r].value_ns == 0)
             continue;
-        int rc = stack_index(c, rows[r].stack_id, &sc->row_stack[r]);
-        if (rc)
-            return rc;
-        __builtin_prefetch(&c->stacks[sc->row_stack[r]]);
+        uint32_t id = rows[r].stack_id, idx;
+        while (p < pv->n && pv->id[p] < id)
+            p++;
+        if (p < pv->n && pv->id[p] == id) {
+            idx = pv->idx[p++];
+        } else {
+            int rc = stack_index(c, id, &idx);
+            if (rc)
+                return rc;
+            misses++;
+        }
+        sc->row_stack[r] = idx;
+        __builtin_prefetch(&c->stacks[idx]);
+        if (n == 0 || id > nx->id[n - 1]) {
+            nx->id[n] = id;
+            nx->idx[n++] = idx;
+        }
     }
+    nx->n = n;
+    struct rt__query_row_cache t = sc->prev;
+    sc->prev = sc->next;
+    sc->next = t;
+    sc->probe_ahead = misses * 4 > n;
     return 0;
 }
 
@@ -355,6 +400,8 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
     uint32_t inst;
     int rc = rt_intern_get(&c->insts, rt_str_from(m->instance ? m->instance : ""), &inst);
     rc = rc ? rc : row_stacks(c, rows, nrows);
+    rc = rc ? rc : reserve32((void **)&c->scratch.touched, &c->scratch.cap_touched,
+                             (size_t)c->nfns + 1, sizeof(*c->scratch.touched));
     if (rc)
         return rc;
     next_stamp(&c->scratch);
@@ -370,9 +417,7 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
         st->value[k] += v;
         n_i += s;
         v_i += v;
-        rc = touch(&c->scratch, st->leaf, &ntouched, s, v);
-        if (rc)
-            return rc;
+        touch(&c->scratch, st->leaf, &ntouched, s, v);
     }
     rc = flush_touched(c, k, inst, ntouched, n_i, m->cpu_scale);
     return rc ? rc : add_prof(c, k, m, weight, n_i, v_i, &inst);

@@ -185,6 +185,16 @@ static inline json_t *jfn(json_t *out, const char *name)
     return NULL;
 }
 
+/* A test's pseudo-random numbers in [0, n) (xorshift64, the same sequence every run). */
+static inline uint32_t fake_rnd(uint32_t n)
+{
+    static uint64_t x = 0x9e3779b97f4a7c15ull;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return (uint32_t)(x % n);
+}
+
 #define S_NS 1000000000LL
 #define MS_NS 1000000LL
 

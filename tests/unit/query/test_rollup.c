@@ -11,6 +11,7 @@
 #include "rt/producer.h"
 #include "rt/query.h"
 #include "store/clickhouse/clickhouse_int.h"
+#include "fake.h"
 #include "store/store_fixture.h"
 #include "store_util.h"
 #include "test.h"
@@ -38,15 +39,6 @@ static const char *const STACKS[] = {
 };
 #define NSTACKS (sizeof(STACKS) / sizeof(STACKS[0]))
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(uint32_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng % n);
-}
-
 /* One profile into both stores: random stacks and samples (halves too). */
 static void put_both(struct rt_store *a, struct rt_store *b, enum rt_ptype t, const char *inst,
                      const char *version, bool node, int64_t start, int64_t dur)
@@ -56,12 +48,12 @@ static void put_both(struct rt_store *a, struct rt_store *b, enum rt_ptype t, co
     snprintf(pid, sizeof(pid), "p%d", ++seq);
     const char *st[NSTACKS];
     double samples[NSTACKS];
-    size_t n = 1 + rnd(NSTACKS);
+    size_t n = 1 + fake_rnd(NSTACKS);
     for (size_t i = 0; i < n; i++) {
-        st[i] = STACKS[rnd(NSTACKS)];
-        samples[i] = 1 + rnd(40) + (rnd(4) == 0 ? 0.5 : 0);
+        st[i] = STACKS[fake_rnd(NSTACKS)];
+        samples[i] = 1 + fake_rnd(40) + (fake_rnd(4) == 0 ? 0.5 : 0);
     }
-    int64_t os_extra = rnd(1000) * MS;
+    int64_t os_extra = fake_rnd(1000) * MS;
     for (int k = 0; k < 2; k++) {
         struct rt_profile *p = tprof(t, inst, pid, start, dur, st, samples, n);
         if (version)
@@ -89,7 +81,7 @@ static void seed(struct rt_store *a, struct rt_store *b, enum rt_ptype t)
     static const char *const insts[] = {"a", "b", "c"};
     for (int i = 0; i < 3; i++) {
         for (int64_t m = 0; m < HOURS * 60; m += step()) {
-            if (rnd(10) == 0)
+            if (fake_rnd(10) == 0)
                 continue; /* a gap */
             const char *v = m < 150 ? "v1" : i == 2 ? NULL : "v2";
             int64_t jitter = i == 1 ? 7 * S : 0; /* b's profiles cross each hour's edge */
@@ -364,7 +356,6 @@ static void test_rollup_block_rule(void)
     CHECK_INT(rt_profile_rollup_block(INT64_MAX - 5, 3, 0), INT64_MAX / H);
     CHECK_INT(rt_profile_rollup_block(INT64_MAX - 5, INT64_MAX, 1), -1);
 }
-
 
 /* The store's hour and day columns (SQL) and rt_profile_rollup_block (C) agree: the reads
  * select by the first, the builder and the ingest's pending rows by the second. */

@@ -357,6 +357,103 @@ static void test_capacity_instances(void)
     fake_done(&c, f);
 }
 
+/* The aggregation takes a row's stack index from the last profile's rows when it can (the row
+ * cache, window.c row_stacks) and sums a profile's self values per function without a branch
+ * (touch). Profiles whose rows come ascending by stack id (as the stores give them),
+ * descending, shuffled, with repeated stacks and rows of zero, from three instances, must give
+ * exactly the sums of a plain loop: per stack, per function (self and s2, the chi^2 input) and
+ * per (instance, function) capacity value. Integer samples and values, each profile wholly
+ * inside the window (weight 1), so that every sum is exact. */
+#define NSTK 40
+#define NLEAF 12
+#define NPROF 60
+
+static void test_rows_in_any_order(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 6000);
+    char names[NSTK][48];
+    uint32_t ids[NSTK];
+    for (int i = 0; i < NSTK; i++) {
+        snprintf(names[i], sizeof(names[i]), "main;mid%d;leaf%d", i % 5, i % NLEAF);
+        ids[i] = fake_stack(f, names[i]); /* ascending with i */
+    }
+    double st_s[NSTK] = {0}, st_v[NSTK] = {0}, self_s[NLEAF] = {0}, s2[NLEAF] = {0};
+    double inst_v[3][NLEAF] = {{0}};
+    const char *insts[3] = {"i1", "i2", "i3"};
+    for (int p = 0; p < NPROF; p++) {
+        struct frow rows[NSTK + 4];
+        int pick[NSTK + 4], n = 0;
+        for (int i = 0; i < NSTK; i++)
+            if (fake_rnd(4)) /* about three stacks in four */
+                pick[n++] = i;
+        if (p % 4 == 1) /* descending */
+            for (int a = 0, b = n - 1; a < b; a++, b--) {
+                int t = pick[a];
+                pick[a] = pick[b];
+                pick[b] = t;
+            }
+        else if (p % 4 == 2) /* shuffled */
+            for (int a = n - 1; a > 0; a--) {
+                int b = (int)fake_rnd((uint32_t)a + 1), t = pick[a];
+                pick[a] = pick[b];
+                pick[b] = t;
+            }
+        else if (p % 4 == 3 && n > 2) /* a stack twice */
+            pick[n++] = pick[1];
+        double n_i = 0, acc_s[NLEAF] = {0}, acc_v[NLEAF] = {0};
+        for (int r = 0; r < n; r++) {
+            int i = pick[r];
+            bool zero = fake_rnd(10) == 0;
+            double smp = zero ? 0 : 1 + fake_rnd(50);
+            int64_t val = zero ? 0 : (int64_t)smp * 10 * MS_NS;
+            rows[r] = (struct frow){names[i], smp, val};
+            st_s[i] += smp;
+            st_v[i] += (double)val;
+            acc_s[i % NLEAF] += smp;
+            acc_v[i % NLEAF] += (double)val;
+            n_i += smp;
+        }
+        for (int l = 0; l < NLEAF; l++) {
+            self_s[l] += acc_s[l];
+            if (n_i > 0)
+                s2[l] += acc_s[l] * acc_s[l] / n_i;
+            inst_v[p % 3][l] += acc_v[l];
+        }
+        add(&c, f, insts[p % 3], p * 60, 60, rows, (size_t)n);
+    }
+    CHECK_INT(rt__query_finish(&c), 0);
+    for (uint32_t k = 0; k < c.nstacks; k++) {
+        int i = (int)(c.stacks[k].id - ids[0]);
+        CHECK(i >= 0 && i < NSTK);
+        if (i < 0 || i >= NSTK)
+            continue;
+        CHECK(c.stacks[k].samples[0] == st_s[i]);
+        CHECK(c.stacks[k].value[0] == st_v[i]);
+    }
+    for (int l = 0; l < NLEAF; l++) {
+        char leaf[16];
+        snprintf(leaf, sizeof(leaf), "leaf%d", l);
+        int fn = fake_fn(&c, leaf);
+        CHECK(fn >= 0);
+        if (fn < 0)
+            continue;
+        CHECK(c.fns[fn].self_s[0] == self_s[l]);
+        CHECK_NEAR(c.fns[fn].s2[0], s2[l], 1e-12);
+        int seen = 0;
+        for (uint32_t e = 0; e < c.ninstfn; e++)
+            if (c.instfn[e].fn == (uint32_t)fn && c.instfn[e].inst < 3) {
+                CHECK(c.instfn[e].value_ns == inst_v[c.instfn[e].inst][l]);
+                seen++;
+            }
+        CHECK_INT(seen, 3);
+    }
+    for (int j = 0; j < 3; j++) /* instance indexes in order of first sight */
+        CHECK_INT(rt_intern_find(&c.insts, rt_str_from(insts[j])), j);
+    fake_done(&c, f);
+}
+
 int main(void)
 {
     RUN(test_weight);
@@ -371,5 +468,6 @@ int main(void)
     RUN(test_huge_values_not_negative);
     RUN(test_samples_null_without_counts);
     RUN(test_capacity_instances);
+    RUN(test_rows_in_any_order);
     return TEST_DONE();
 }

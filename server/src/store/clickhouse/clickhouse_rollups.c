@@ -360,7 +360,7 @@ static int read_rollups(struct rt_buf *out, const struct rt_store_window_reader 
  * the exclusion alone then selects the same profiles, reading every granule of the window.
  * One pass over the window's times and durations at the default block size; the four sums
  * then read only the granules holding one of those starts (a week through its days: ~3,000
- * profiles of 1,008,000, docs/performance.md). A list, not ranges: 18.16 took minutes to
+ * profiles of 1,008,000, docs/performance-rollups.md). A list, not ranges: 18.16 took minutes to
  * apply a thousand OR-ed ranges, where it applies a list of 8,192 in ~0.1 s. */
 static int raw_starts(struct rt__ch *ch, const struct rt_store_filter *f, const char *exclude,
                       int64_t earliest, struct rt_buf *keep, size_t *n, struct rt_error *err)
@@ -405,7 +405,7 @@ int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
      * granules holding those (the window's edges, the last minute of each block) with
      * PREWHERE and a constant bound. bench_rollup's week on 18.16: each sum had evaluated the
      * exclusion over the week's million profiles, in blocks of 128 rows, 0.6-1 s each
-     * (docs/performance.md). */
+     * (docs/performance-rollups.md). */
     int64_t earliest = INT64_MIN;
     if (!rc && n)
         rc = rt__ch_earliest_start(s->be, f, &earliest, err);

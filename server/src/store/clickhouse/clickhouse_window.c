@@ -245,7 +245,7 @@ static const struct sum {
 /* The four statements, and with_sql when given, run at once (rt__ch_run_all): each on one
  * thread, in the same order whatever the others do, so the answer is the same to the bit;
  * the sums' rows are read, and the callbacks called, in the order of sums[] once all have
- * ended. The week's raw part had taken the four one after the other (docs/performance.md,
+ * ended. The week's raw part had taken the four one after the other (docs/performance-rollups.md,
  * "Statements at once"). */
 int rt__ch_sum_window(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
                       const char *keep, int64_t earliest, const struct rt_store_window_cb *cb,
