@@ -56,7 +56,7 @@ static void insert(struct rt_u64map_slot *slots, size_t cap, uint64_t key, uint3
 
 static int grow(struct rt_u64map *m)
 {
-    size_t cap = m->cap ? m->cap * 2 : 256;
+    size_t cap = m->cap ? m->cap * 2 : 16; /* small: a query keeps a map per instance */
     if (cap > SIZE_MAX / sizeof(struct rt_u64map_slot))
         return RT_ENOMEM;
     struct rt_u64map_slot *slots = calloc(cap, sizeof(*slots));

@@ -201,6 +201,8 @@ struct rt__query_instfn {
 /* Scratch of the aggregation while it runs (window.c only; nothing else reads it): one stamp
  * and one accumulator pair per function (indexed like rt__query_ctx.fns), and the functions
  * the current profile touched. */
+#define RT__QUERY_STACK_CACHE_MIN 256 /* slots of the stack cache: fewest (2 KiB) */
+#define RT__QUERY_STACK_CACHE 16384   /* and most (128 KiB) */
 struct rt__query_scratch {
     uint32_t *stamp;                 /* last profile or stack that touched the function */
     double *acc_s, *acc_v;           /* the current profile's self samples and value */
@@ -210,16 +212,18 @@ struct rt__query_scratch {
     uint32_t seq;                    /* stamp counter */
     uint32_t *row_stack;             /* the current profile's rows' stack indexes */
     size_t cap_row_stack;
-    /* The last profile's stack ids and their indexes, ascending by id (prev), and the current
-     * profile's as they are found (next): consecutive profiles share most stacks and the
-     * stores give rows sorted by stack id, so merging against prev finds most rows' indexes
-     * without a probe of stack_map (window.c, row_stacks). */
-    struct rt__query_row_cache {
-        uint32_t *id, *idx;
-        size_t n, cap;
-    } prev, next;
+    /* A direct-mapped cache of stack_map (slot: stack id mod nstack_cache): the stacks of a
+     * window's profiles repeat, and a hit costs one load that stays in the CPU's near caches,
+     * where a probe of stack_map does not (window.c, row_stacks). Two slots for each stack
+     * the query may have met, within [RT__QUERY_STACK_CACHE_MIN, RT__QUERY_STACK_CACHE]: small
+     * where few stacks are met, as in a rollup build, which holds a context per instance. */
+    struct rt__query_cached_stack {
+        uint32_t id;
+        uint32_t idx1;               /* stack index + 1; 0 = empty */
+    } *stack_cache;
+    size_t nstack_cache;             /* slots, a power of two */
     bool probe_ahead;                /* prefetch stack_map's slots: the last profile missed
-                                      * prev on more than a quarter of its rows */
+                                      * stack_cache on more than a quarter of its rows */
 };
 
 /* The aggregation context of one query (one or two windows). Built by rt__query_scan (or
@@ -253,7 +257,10 @@ struct rt__query_ctx {
     struct rt_intern insts;          /* instance names -> instance index */
     struct rt__query_instfn *instfn; /* per (window, instance, function) self values */
     uint32_t ninstfn, cap_instfn;
-    struct rt_u64map instfn_map; /* (window, instance, function) -> instfn index */
+    struct rt_u64map *instfn_maps;   /* per (instance, window), at inst * 2 + window:
+                                      * function -> instfn index (one profile's lookups stay
+                                      * in one small map, not one map of the whole query) */
+    uint32_t ninstfn_maps;
     struct rt_arena arena;           /* the request's memory, freed at once by cleanup */
     struct rt__query_scratch scratch;
     struct rt__query_producer producers[RT__QUERY_MAX_PRODUCERS]; /* in order of first sight

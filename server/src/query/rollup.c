@@ -118,8 +118,9 @@ static int put_capacity(struct rt_buf *b, const struct rt__query_win *w)
 static double instfn_value(const struct rt__query_ctx *c, uint32_t fn)
 {
     uint32_t i;
-    uint64_t key = fn; /* window 0, instance 0: window.c's instfn_key */
-    return rt_u64map_find(&c->instfn_map, key, &i) ? c->instfn[i].value_ns : 0;
+    return c->ninstfn_maps && rt_u64map_find(&c->instfn_maps[0], fn, &i) /* window 0, instance 0 */
+               ? c->instfn[i].value_ns
+               : 0;
 }
 
 static int put_window(struct rt_buf *b, const struct rt__query_win *w)

@@ -39,9 +39,9 @@ void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum 
     c->nwin = nwin < 1 ? 1 : nwin > 2 ? 2 : nwin;
     for (int k = 0; k < 2; k++)
         c->win[k].all_counts = true;
+    c->scratch.probe_ahead = true; /* nothing cached yet */
     rt_u64map_init(&c->fn_map);
     rt_u64map_init(&c->stack_map);
-    rt_u64map_init(&c->instfn_map);
     rt_intern_init(&c->insts);
     rt_arena_init(&c->arena);
 }
@@ -62,15 +62,13 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     free(c->scratch.acc_v);
     free(c->scratch.touched);
     free(c->scratch.row_stack);
-    for (int k = 0; k < 2; k++) {
-        struct rt__query_row_cache *rc = k ? &c->scratch.next : &c->scratch.prev;
-        free(rc->id);
-        free(rc->idx);
-    }
+    free(c->scratch.stack_cache);
     rt_arena_cleanup(&c->arena);
     rt_u64map_cleanup(&c->fn_map);
     rt_u64map_cleanup(&c->stack_map);
-    rt_u64map_cleanup(&c->instfn_map);
+    for (uint32_t i = 0; i < c->ninstfn_maps; i++)
+        rt_u64map_cleanup(&c->instfn_maps[i]);
+    free(c->instfn_maps);
     rt_intern_cleanup(&c->insts);
     memset(c, 0, sizeof(*c));
 }
@@ -193,21 +191,36 @@ static void touch(struct rt__query_scratch *sc, uint32_t fn, uint32_t *ntouched,
     sc->acc_v[fn] += v;
 }
 
-/* The key of (window k, instance, function) in instfn_map. */
-static uint64_t instfn_key(int k, uint32_t inst, uint32_t fn)
+/* The map of instance inst's functions in window k (made empty when new), or NULL when out of
+ * memory. */
+static struct rt_u64map *instfn_map(struct rt__query_ctx *c, int k, uint32_t inst)
 {
-    return ((uint64_t)k << 63) | ((uint64_t)inst << 32) | fn;
+    size_t i = (size_t)inst * 2 + (size_t)k;
+    if (i >= c->ninstfn_maps) {
+        size_t n = i + 1 > (size_t)c->ninstfn_maps * 2 ? i + 1 : (size_t)c->ninstfn_maps * 2;
+        if (n > UINT32_MAX)
+            return NULL;
+        struct rt_u64map *m = realloc(c->instfn_maps, n * sizeof(*m));
+        if (!m)
+            return NULL;
+        for (size_t j = c->ninstfn_maps; j < n; j++)
+            rt_u64map_init(&m[j]);
+        c->instfn_maps = m;
+        c->ninstfn_maps = (uint32_t)n;
+    }
+    return &c->instfn_maps[i];
 }
 
-static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v)
+/* Adds v to the self value of function fn in instance inst's window k (m: its instfn_map). */
+static int add_instfn_in(struct rt__query_ctx *c, struct rt_u64map *m, int k, uint32_t inst,
+                         uint32_t fn, double v)
 {
-    uint64_t key = instfn_key(k, inst, fn);
     uint32_t i;
-    if (!rt_u64map_find(&c->instfn_map, key, &i)) {
+    if (!rt_u64map_find(m, fn, &i)) {
         int rc = reserve32((void **)&c->instfn, &c->cap_instfn, (size_t)c->ninstfn + 1,
                            sizeof(*c->instfn));
         if (!rc)
-            rc = rt_u64map_put(&c->instfn_map, key, c->ninstfn);
+            rc = rt_u64map_put(m, fn, c->ninstfn);
         if (rc)
             return rc;
         i = c->ninstfn++;
@@ -217,6 +230,12 @@ static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn
     return 0;
 }
 
+static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v)
+{
+    struct rt_u64map *m = instfn_map(c, k, inst);
+    return m ? add_instfn_in(c, m, k, inst, fn, v) : RT_ENOMEM;
+}
+
 /* Folds the current profile's per-function accumulators into window k; capacity's share of
  * each is its value times the profile's cpu_scale (DESIGN §7). */
 static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t ntouched,
@@ -224,13 +243,14 @@ static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t
 {
     struct rt__query_scratch *sc = &c->scratch;
     bool cpu = c->type == RT_PTYPE_CPU;
-    int rc = 0;
+    struct rt_u64map *m = cpu ? instfn_map(c, k, inst) : NULL;
+    int rc = cpu && !m ? RT_ENOMEM : 0;
     for (uint32_t t = 0; t < ntouched; t++) {
         if (t + ROW_AHEAD < ntouched) { /* the misses of later functions overlap (row_stacks) */
             uint32_t later = sc->touched[t + ROW_AHEAD];
             __builtin_prefetch(&c->fns[later].s2[k]);
-            if (cpu)
-                rt_u64map_prefetch(&c->instfn_map, instfn_key(k, inst, later));
+            if (m)
+                rt_u64map_prefetch(m, later);
         }
         uint32_t fn = sc->touched[t];
         double acc_s = sc->acc_s[fn], acc_v = sc->acc_v[fn];
@@ -240,7 +260,7 @@ static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t
         if (n_i > 0)
             c->fns[fn].s2[k] += acc_s * acc_s / n_i;
         if (cpu && acc_v != 0)
-            rc = add_instfn(c, k, inst, fn, acc_v * cpu_scale);
+            rc = add_instfn_in(c, m, k, inst, fn, acc_v * cpu_scale);
     }
     return rc;
 }
@@ -321,43 +341,35 @@ static int add_prof(struct rt__query_ctx *c, int k, const struct rt_profile_meta
     return 0;
 }
 
-/* Room for n entries in a row cache; 0 or RT_ENOMEM. */
-static int row_cache_reserve(struct rt__query_row_cache *rc, size_t n)
-{
-    if (n <= rc->cap)
-        return 0;
-    size_t cap = rc->cap;
-    if (rt_array_grow((void **)&rc->id, &cap, n, sizeof(*rc->id)))
-        return RT_ENOMEM;
-    cap = rc->cap;
-    if (rt_array_grow((void **)&rc->idx, &cap, n, sizeof(*rc->idx)))
-        return RT_ENOMEM;
-    rc->cap = cap;
-    return 0;
-}
-
 /* The stack index of each row of a profile into c->scratch.row_stack (UINT32_MAX for a row
- * with neither samples nor value). A row whose stack the last profile had takes its index
- * from the row cache (scratch.prev), by a merge: both ascend by stack id. Any other row
- * probes stack_map. On a large window those probes and the stack records miss the cache
- * (random stack ids); prefetching the probe ROW_AHEAD rows ahead, and each record as soon as
- * it is known, lets the misses overlap (memory-level parallelism). The probes are
- * prefetched only while most rows miss the row cache: a prefetch costs as much as a probe
- * that hits the CPU's cache. Rows in any order get the same indexes; out-of-order ones only
- * stay out of the row cache. */
+ * with neither samples nor value): from the stack cache when it holds the row's stack, else
+ * from stack_map (which makes the stack's record when it is new), then cached. On a large
+ * window the map's probes and the stack records miss the CPU's cache (random stack ids);
+ * prefetching the probe ROW_AHEAD rows ahead, and each record as soon as it is known, lets
+ * the misses overlap (memory-level parallelism). The probes are prefetched only while most
+ * rows miss the stack cache: a prefetch costs about what a cached row costs. */
 static int row_stacks(struct rt__query_ctx *c, const struct rt_store_row *rows, size_t nrows)
 {
     struct rt__query_scratch *sc = &c->scratch;
     if (rt_array_grow((void **)&sc->row_stack, &sc->cap_row_stack, nrows + 1,
-                      sizeof(*sc->row_stack)) ||
-        row_cache_reserve(&sc->next, nrows + 1))
+                      sizeof(*sc->row_stack)))
         return RT_ENOMEM;
-    const struct rt__query_row_cache *pv = &sc->prev;
-    struct rt__query_row_cache *nx = &sc->next;
-    bool ahead = sc->probe_ahead || pv->n == 0;
+    size_t want = RT__QUERY_STACK_CACHE_MIN;
+    size_t most = (size_t)c->nstacks + nrows; /* stacks met after this profile */
+    while (want < most * 2 && want < RT__QUERY_STACK_CACHE)
+        want *= 2;
+    if (want > sc->nstack_cache) { /* made again, empty */
+        free(sc->stack_cache);
+        sc->nstack_cache = 0;
+        if (!(sc->stack_cache = calloc(want, sizeof(*sc->stack_cache))))
+            return RT_ENOMEM;
+        sc->nstack_cache = want;
+    }
+    size_t mask = sc->nstack_cache - 1;
+    bool ahead = sc->probe_ahead;
     for (size_t r = 0; ahead && r < nrows && r < ROW_AHEAD; r++)
         rt_u64map_prefetch(&c->stack_map, rows[r].stack_id);
-    size_t p = 0, n = 0, misses = 0;
+    size_t n = 0, misses = 0;
     for (size_t r = 0; r < nrows; r++) {
         if (ahead && r + ROW_AHEAD < nrows)
             rt_u64map_prefetch(&c->stack_map, rows[r + ROW_AHEAD].stack_id);
@@ -365,27 +377,20 @@ static int row_stacks(struct rt__query_ctx *c, const struct rt_store_row *rows, 
         if (rows[r].samples == 0 && rows[r].value_ns == 0)
             continue;
         uint32_t id = rows[r].stack_id, idx;
-        while (p < pv->n && pv->id[p] < id)
-            p++;
-        if (p < pv->n && pv->id[p] == id) {
-            idx = pv->idx[p++];
+        struct rt__query_cached_stack *e = &sc->stack_cache[id & mask];
+        n++;
+        if (e->idx1 && e->id == id) {
+            idx = e->idx1 - 1;
         } else {
             int rc = stack_index(c, id, &idx);
             if (rc)
                 return rc;
+            *e = (struct rt__query_cached_stack){id, idx + 1};
             misses++;
         }
         sc->row_stack[r] = idx;
         __builtin_prefetch(&c->stacks[idx]);
-        if (n == 0 || id > nx->id[n - 1]) {
-            nx->id[n] = id;
-            nx->idx[n++] = idx;
-        }
     }
-    nx->n = n;
-    struct rt__query_row_cache t = sc->prev;
-    sc->prev = sc->next;
-    sc->next = t;
     sc->probe_ahead = misses * 4 > n;
     return 0;
 }

@@ -357,9 +357,10 @@ static void test_capacity_instances(void)
     fake_done(&c, f);
 }
 
-/* The aggregation takes a row's stack index from the last profile's rows when it can (the row
- * cache, window.c row_stacks) and sums a profile's self values per function without a branch
- * (touch). Profiles whose rows come ascending by stack id (as the stores give them),
+/* The aggregation takes a row's stack index from a direct-mapped cache when it can (window.c,
+ * row_stacks) and sums a profile's self values per function without a branch (touch).
+ * Half the stacks share a cache slot with the other half: the query meets 40 stacks, so the
+ * cache keeps its fewest slots, and their ids are that many apart. Profiles whose rows come ascending by stack id (as the stores give them),
  * descending, shuffled, with repeated stacks and rows of zero, from three instances, must give
  * exactly the sums of a plain loop: per stack, per function (self and s2, the chi^2 input) and
  * per (instance, function) capacity value. Integer samples and values, each profile wholly
@@ -376,9 +377,17 @@ static void test_rows_in_any_order(void)
     char names[NSTK][48];
     uint32_t ids[NSTK];
     for (int i = 0; i < NSTK; i++) {
+        if (i == NSTK / 2) /* stacks in between: ids[i] = ids[i - NSTK / 2] + the cache's slots */
+            for (uint32_t fill = ids[NSTK / 2 - 1] + 1; fill < ids[0] + RT__QUERY_STACK_CACHE_MIN;
+                 fill++) {
+                char filler[32];
+                snprintf(filler, sizeof(filler), "main;filler%u", fill);
+                CHECK_INT(fake_stack(f, filler), fill);
+            }
         snprintf(names[i], sizeof(names[i]), "main;mid%d;leaf%d", i % 5, i % NLEAF);
         ids[i] = fake_stack(f, names[i]); /* ascending with i */
     }
+    CHECK_INT(ids[NSTK / 2], ids[0] + RT__QUERY_STACK_CACHE_MIN);
     double st_s[NSTK] = {0}, st_v[NSTK] = {0}, self_s[NLEAF] = {0}, s2[NLEAF] = {0};
     double inst_v[3][NLEAF] = {{0}};
     const char *insts[3] = {"i1", "i2", "i3"};
@@ -423,11 +432,14 @@ static void test_rows_in_any_order(void)
         }
         add(&c, f, insts[p % 3], p * 60, 60, rows, (size_t)n);
     }
+    CHECK_INT(c.scratch.nstack_cache, RT__QUERY_STACK_CACHE_MIN);
     CHECK_INT(rt__query_finish(&c), 0);
     for (uint32_t k = 0; k < c.nstacks; k++) {
-        int i = (int)(c.stacks[k].id - ids[0]);
-        CHECK(i >= 0 && i < NSTK);
-        if (i < 0 || i >= NSTK)
+        int i = 0;
+        while (i < NSTK && ids[i] != c.stacks[k].id)
+            i++;
+        CHECK(i < NSTK);
+        if (i == NSTK)
             continue;
         CHECK(c.stacks[k].samples[0] == st_s[i]);
         CHECK(c.stacks[k].value[0] == st_v[i]);
