@@ -1,5 +1,5 @@
 /* An open-addressing hash map from 64-bit keys to 32-bit values (rt/u64map.h), for hot paths
- * (stack ids, frame ids, (window, instance, function) triples, ClickHouse ids). */
+ * (stack ids, frame ids, function ids, ClickHouse ids). */
 #include <stdlib.h>
 
 #include "rt/err.h"

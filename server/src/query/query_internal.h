@@ -295,8 +295,9 @@ int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
 int rt__query_add_rollup(struct rt__query_ctx *c, int k, const char *instance, const void *data,
                          size_t len);
 /* The aggregation's own steps, for rollup.c (window.c): a frame's function index, a stack's
- * index (its frames fetched once), a (window, instance, function) self value for per-function
- * capacity, and n profiles of a producer. Return 0, RT_ENOMEM or RT_EIO (unknown stack). */
+ * index (its frames fetched once), the self value of a function in one instance and window,
+ * for per-function capacity, and n profiles of a producer. Return 0, RT_ENOMEM or RT_EIO
+ * (unknown stack). */
 int rt__query_fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out);
 int rt__query_stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out);
 int rt__query_add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v);

@@ -359,90 +359,112 @@ static void test_capacity_instances(void)
 
 /* The aggregation takes a row's stack index from a direct-mapped cache when it can (window.c,
  * row_stacks) and sums a profile's self values per function without a branch (touch).
- * Half the stacks share a cache slot with the other half: the query meets 40 stacks, so the
- * cache keeps its fewest slots, and their ids are that many apart. Profiles whose rows come ascending by stack id (as the stores give them),
- * descending, shuffled, with repeated stacks and rows of zero, from three instances, must give
- * exactly the sums of a plain loop: per stack, per function (self and s2, the chi^2 input) and
- * per (instance, function) capacity value. Integer samples and values, each profile wholly
- * inside the window (weight 1), so that every sum is exact. */
-#define NSTK 40
+ * Profiles of two windows and three instances, whose rows come ascending by stack id (as the
+ * stores give them), descending, shuffled, with a stack twice and with rows of zero, must
+ * give exactly the sums of a plain loop: per stack, per function (self and s2, the chi^2
+ * input) and per (instance, function) capacity value, in each window. Integer samples and
+ * values, each profile wholly inside its window (weight 1), the same additions in the same
+ * order: equal to the bit. The first NPROF profiles meet NBASE stacks, so the cache keeps its
+ * fewest slots, and half of them share a slot with the other half (ids that many apart); the
+ * last NGROW profiles meet NSTK stacks, so the cache is made again, larger, while in use. */
+#define NBASE 40
+#define NSTK 240
 #define NLEAF 12
 #define NPROF 60
+#define NGROW 12
+
+struct any_order {
+    double st_s[2][NSTK], st_v[2][NSTK], self_s[2][NLEAF], s2[2][NLEAF], inst_v[2][3][NLEAF];
+};
+
+/* One profile of random rows among stacks [0, nstk) into window p % 2 of c and into o. */
+static void any_order_profile(struct rt__query_ctx *c, struct fake *f, struct any_order *o,
+                              char (*names)[48], int nstk, int p)
+{
+    static const char *const insts[3] = {"i1", "i2", "i3"};
+    struct frow rows[NSTK + 1];
+    int pick[NSTK + 1], n = 0, k = p % 2;
+    for (int i = 0; i < nstk; i++)
+        if (fake_rnd(4)) /* about three stacks in four */
+            pick[n++] = i;
+    if (p % 4 == 1) /* descending */
+        for (int a = 0, b = n - 1; a < b; a++, b--) {
+            int t = pick[a];
+            pick[a] = pick[b];
+            pick[b] = t;
+        }
+    else if (p % 4 == 2) /* shuffled */
+        for (int a = n - 1; a > 0; a--) {
+            int b = (int)fake_rnd((uint32_t)a + 1), t = pick[a];
+            pick[a] = pick[b];
+            pick[b] = t;
+        }
+    else if (p % 4 == 3 && n > 2) /* a stack twice */
+        pick[n++] = pick[1];
+    double n_i = 0, acc_s[NLEAF] = {0}, acc_v[NLEAF] = {0};
+    for (int r = 0; r < n; r++) {
+        int i = pick[r];
+        bool zero = fake_rnd(10) == 0;
+        double smp = zero ? 0 : 1 + fake_rnd(50);
+        int64_t val = zero ? 0 : (int64_t)smp * 10 * MS_NS;
+        rows[r] = (struct frow){names[i], smp, val};
+        o->st_s[k][i] += smp;
+        o->st_v[k][i] += (double)val;
+        acc_s[i % NLEAF] += smp;
+        acc_v[i % NLEAF] += (double)val;
+        n_i += smp;
+    }
+    for (int l = 0; l < NLEAF; l++) {
+        o->self_s[k][l] += acc_s[l];
+        if (n_i > 0 && acc_s[l] != 0) /* the engine adds only for the functions touched */
+            o->s2[k][l] += acc_s[l] * acc_s[l] / n_i;
+        o->inst_v[k][p % 3][l] += acc_v[l];
+    }
+    struct fmeta m = {insts[p % 3], p * 60 * S_NS, 60 * S_NS, false, 0, false, NULL, 0, false};
+    CHECK_INT(fake_add(c, f, k, &m, rows, (size_t)n), 0);
+}
 
 static void test_rows_in_any_order(void)
 {
     struct fake *f = fake_new();
     struct rt__query_ctx c;
-    init1(&c, f, RT_PTYPE_CPU, 0, 6000);
-    char names[NSTK][48];
+    rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 2);
+    rt__query_ctx_window(&c, 0, 0, (NPROF + NGROW) * 60 * S_NS);
+    rt__query_ctx_window(&c, 1, 0, (NPROF + NGROW) * 60 * S_NS);
+    static char names[NSTK][48];
     uint32_t ids[NSTK];
     for (int i = 0; i < NSTK; i++) {
-        if (i == NSTK / 2) /* stacks in between: ids[i] = ids[i - NSTK / 2] + the cache's slots */
-            for (uint32_t fill = ids[NSTK / 2 - 1] + 1; fill < ids[0] + RT__QUERY_STACK_CACHE_MIN;
+        if (i == NBASE / 2) /* stacks in between: ids[i] = ids[i - NBASE / 2] + the cache's slots */
+            for (uint32_t fill = ids[NBASE / 2 - 1] + 1; fill < ids[0] + RT__QUERY_STACK_CACHE_MIN;
                  fill++) {
                 char filler[32];
                 snprintf(filler, sizeof(filler), "main;filler%u", fill);
                 CHECK_INT(fake_stack(f, filler), fill);
             }
-        snprintf(names[i], sizeof(names[i]), "main;mid%d;leaf%d", i % 5, i % NLEAF);
+        snprintf(names[i], sizeof(names[i]), i < NBASE ? "main;mid%d;leaf%d" : "main;grow%d;leaf%d",
+                 i < NBASE ? i % 5 : i, i % NLEAF);
         ids[i] = fake_stack(f, names[i]); /* ascending with i */
     }
-    CHECK_INT(ids[NSTK / 2], ids[0] + RT__QUERY_STACK_CACHE_MIN);
-    double st_s[NSTK] = {0}, st_v[NSTK] = {0}, self_s[NLEAF] = {0}, s2[NLEAF] = {0};
-    double inst_v[3][NLEAF] = {{0}};
-    const char *insts[3] = {"i1", "i2", "i3"};
-    for (int p = 0; p < NPROF; p++) {
-        struct frow rows[NSTK + 4];
-        int pick[NSTK + 4], n = 0;
-        for (int i = 0; i < NSTK; i++)
-            if (fake_rnd(4)) /* about three stacks in four */
-                pick[n++] = i;
-        if (p % 4 == 1) /* descending */
-            for (int a = 0, b = n - 1; a < b; a++, b--) {
-                int t = pick[a];
-                pick[a] = pick[b];
-                pick[b] = t;
-            }
-        else if (p % 4 == 2) /* shuffled */
-            for (int a = n - 1; a > 0; a--) {
-                int b = (int)fake_rnd((uint32_t)a + 1), t = pick[a];
-                pick[a] = pick[b];
-                pick[b] = t;
-            }
-        else if (p % 4 == 3 && n > 2) /* a stack twice */
-            pick[n++] = pick[1];
-        double n_i = 0, acc_s[NLEAF] = {0}, acc_v[NLEAF] = {0};
-        for (int r = 0; r < n; r++) {
-            int i = pick[r];
-            bool zero = fake_rnd(10) == 0;
-            double smp = zero ? 0 : 1 + fake_rnd(50);
-            int64_t val = zero ? 0 : (int64_t)smp * 10 * MS_NS;
-            rows[r] = (struct frow){names[i], smp, val};
-            st_s[i] += smp;
-            st_v[i] += (double)val;
-            acc_s[i % NLEAF] += smp;
-            acc_v[i % NLEAF] += (double)val;
-            n_i += smp;
-        }
-        for (int l = 0; l < NLEAF; l++) {
-            self_s[l] += acc_s[l];
-            if (n_i > 0)
-                s2[l] += acc_s[l] * acc_s[l] / n_i;
-            inst_v[p % 3][l] += acc_v[l];
-        }
-        add(&c, f, insts[p % 3], p * 60, 60, rows, (size_t)n);
-    }
+    CHECK_INT(ids[NBASE / 2], ids[0] + RT__QUERY_STACK_CACHE_MIN);
+    static struct any_order o;
+    memset(&o, 0, sizeof(o));
+    for (int p = 0; p < NPROF; p++)
+        any_order_profile(&c, f, &o, names, NBASE, p);
     CHECK_INT(c.scratch.nstack_cache, RT__QUERY_STACK_CACHE_MIN);
+    for (int p = NPROF; p < NPROF + NGROW; p++)
+        any_order_profile(&c, f, &o, names, NSTK, p);
+    CHECK(c.scratch.nstack_cache > RT__QUERY_STACK_CACHE_MIN);
     CHECK_INT(rt__query_finish(&c), 0);
-    for (uint32_t k = 0; k < c.nstacks; k++) {
+    CHECK_INT(c.nstacks, NSTK);
+    for (uint32_t s = 0; s < c.nstacks; s++) {
         int i = 0;
-        while (i < NSTK && ids[i] != c.stacks[k].id)
+        while (i < NSTK && ids[i] != c.stacks[s].id)
             i++;
         CHECK(i < NSTK);
-        if (i == NSTK)
-            continue;
-        CHECK(c.stacks[k].samples[0] == st_s[i]);
-        CHECK(c.stacks[k].value[0] == st_v[i]);
+        for (int k = 0; k < 2 && i < NSTK; k++) {
+            CHECK(c.stacks[s].samples[k] == o.st_s[k][i]);
+            CHECK(c.stacks[s].value[k] == o.st_v[k][i]);
+        }
     }
     for (int l = 0; l < NLEAF; l++) {
         char leaf[16];
@@ -451,18 +473,54 @@ static void test_rows_in_any_order(void)
         CHECK(fn >= 0);
         if (fn < 0)
             continue;
-        CHECK(c.fns[fn].self_s[0] == self_s[l]);
-        CHECK_NEAR(c.fns[fn].s2[0], s2[l], 1e-12);
         int seen = 0;
+        for (int k = 0; k < 2; k++) {
+            CHECK(c.fns[fn].self_s[k] == o.self_s[k][l]);
+            CHECK(c.fns[fn].s2[k] == o.s2[k][l]);
+        }
         for (uint32_t e = 0; e < c.ninstfn; e++)
             if (c.instfn[e].fn == (uint32_t)fn && c.instfn[e].inst < 3) {
-                CHECK(c.instfn[e].value_ns == inst_v[c.instfn[e].inst][l]);
+                CHECK(c.instfn[e].value_ns == o.inst_v[c.instfn[e].win][c.instfn[e].inst][l]);
                 seen++;
             }
-        CHECK_INT(seen, 3);
+        CHECK_INT(seen, 6); /* 3 instances x 2 windows */
     }
+    static const char *const insts[3] = {"i1", "i2", "i3"};
     for (int j = 0; j < 3; j++) /* instance indexes in order of first sight */
         CHECK_INT(rt_intern_find(&c.insts, rt_str_from(insts[j])), j);
+    fake_done(&c, f);
+}
+
+/* A profile in which every function of the query is a leaf: 64 of them, a power of two, so
+ * that the touched list's room equals what add_profile reserves for it (rt_array_grow rounds
+ * up to powers of two from 64), and one slot less would be written past (make SAN=1 unit). */
+static void test_every_function_a_leaf(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    struct frow rows[65];
+    char names[64][24];
+    snprintf(names[0], sizeof(names[0]), "root");
+    for (int i = 1; i < 64; i++)
+        snprintf(names[i], sizeof(names[i]), "root;w%d", i);
+    for (int i = 0; i < 64; i++)
+        rows[i] = (struct frow){names[i], 1 + i, (1 + i) * MS_NS};
+    rows[64] = rows[7]; /* a stack twice */
+    add(&c, f, "i1", 0, 60, rows, 65);
+    CHECK_INT(rt__query_finish(&c), 0);
+    CHECK_INT(c.nfns, 64);
+    for (int i = 1; i < 64; i++) {
+        char leaf[16];
+        snprintf(leaf, sizeof(leaf), "w%d", i);
+        int fn = fake_fn(&c, leaf);
+        CHECK(fn >= 0);
+        double x = (1 + i) * (i == 7 ? 2 : 1), n_i = 64 * 65 / 2 + 8;
+        if (fn >= 0) {
+            CHECK(c.fns[fn].self_s[0] == x);
+            CHECK(c.fns[fn].s2[0] == x * x / n_i);
+        }
+    }
     fake_done(&c, f);
 }
 
@@ -481,5 +539,6 @@ int main(void)
     RUN(test_samples_null_without_counts);
     RUN(test_capacity_instances);
     RUN(test_rows_in_any_order);
+    RUN(test_every_function_a_leaf);
     return TEST_DONE();
 }
