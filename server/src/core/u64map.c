@@ -5,13 +5,6 @@
 #include "rt/err.h"
 #include "rt/u64map.h"
 
-static size_t slot_of(uint64_t key, size_t cap)
-{
-    uint64_t h = key * 0x9E3779B97F4A7C15ULL; /* Fibonacci hashing */
-    h ^= h >> 29;
-    return (size_t)h & (cap - 1);
-}
-
 void rt_u64map_init(struct rt_u64map *m)
 {
     m->slots = NULL;
@@ -25,30 +18,9 @@ void rt_u64map_cleanup(struct rt_u64map *m)
     rt_u64map_init(m);
 }
 
-bool rt_u64map_find(const struct rt_u64map *m, uint64_t key, uint32_t *val)
-{
-    if (!m->cap)
-        return false;
-    for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        const struct rt_u64map_slot *s = &m->slots[i];
-        if (!s->val)
-            return false;
-        if (s->key == key) {
-            *val = s->val - 1;
-            return true;
-        }
-    }
-}
-
-void rt_u64map_prefetch(const struct rt_u64map *m, uint64_t key)
-{
-    if (m->cap)
-        __builtin_prefetch(&m->slots[slot_of(key, m->cap)]);
-}
-
 static void insert(struct rt_u64map_slot *slots, size_t cap, uint64_t key, uint32_t v1)
 {
-    size_t i = slot_of(key, cap);
+    size_t i = rt__u64map_slot_of(key, cap);
     while (slots[i].val)
         i = (i + 1) & (cap - 1);
     slots[i] = (struct rt_u64map_slot){key, v1};

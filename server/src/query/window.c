@@ -181,14 +181,19 @@ static uint32_t next_stamp(struct rt__query_scratch *s)
 /* Adds a profile's self samples and value of function fn to its scratch accumulators, which
  * are 0 until touched (flush_touched zeroes them again); sc->touched has room for every
  * function. No branch: which row first touches a function is not predictable. */
-static void touch(struct rt__query_scratch *sc, uint32_t fn, uint32_t *ntouched, double s,
-                  double v)
+struct rt__query_touch {
+    uint32_t *touched, *stamp;
+    double *acc_s, *acc_v;
+    uint32_t seq;
+};
+static inline void touch(const struct rt__query_touch *tc, uint32_t fn, uint32_t *ntouched,
+                         double s, double v)
 {
-    sc->touched[*ntouched] = fn;
-    *ntouched += sc->stamp[fn] != sc->seq;
-    sc->stamp[fn] = sc->seq;
-    sc->acc_s[fn] += s;
-    sc->acc_v[fn] += v;
+    tc->touched[*ntouched] = fn;
+    *ntouched += tc->stamp[fn] != tc->seq;
+    tc->stamp[fn] = tc->seq;
+    tc->acc_s[fn] += s;
+    tc->acc_v[fn] += v;
 }
 
 /* The map of instance inst's functions in window k (made empty when new), or NULL when out of
@@ -245,22 +250,23 @@ static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t
     bool cpu = c->type == RT_PTYPE_CPU;
     struct rt_u64map *m = cpu ? instfn_map(c, k, inst) : NULL;
     int rc = cpu && !m ? RT_ENOMEM : 0;
+    const uint32_t *touched = sc->touched;
+    double *acc_s = sc->acc_s, *acc_v = sc->acc_v;
+    /* Capacity's map first, then the s2 sums in a loop of their own: their divisions do not
+     * depend on one another, and without a call between them the CPU overlaps them. */
+    for (uint32_t t = 0; cpu && !rc && t < ntouched; t++) {
+        if (t + ROW_AHEAD < ntouched) /* the misses of later functions overlap (row_stacks) */
+            rt_u64map_prefetch(m, touched[t + ROW_AHEAD]);
+        uint32_t fn = touched[t];
+        if (acc_v[fn] != 0)
+            rc = add_instfn_in(c, m, k, inst, fn, acc_v[fn] * cpu_scale);
+    }
+    struct rt__query_fn *fns = c->fns;
     for (uint32_t t = 0; t < ntouched; t++) {
-        if (t + ROW_AHEAD < ntouched) { /* the misses of later functions overlap (row_stacks) */
-            uint32_t later = sc->touched[t + ROW_AHEAD];
-            __builtin_prefetch(&c->fns[later].s2[k]);
-            if (m)
-                rt_u64map_prefetch(m, later);
-        }
-        uint32_t fn = sc->touched[t];
-        double acc_s = sc->acc_s[fn], acc_v = sc->acc_v[fn];
-        sc->acc_s[fn] = sc->acc_v[fn] = 0; /* for the next profile's touch, also after an error */
-        if (rc)
-            continue;
-        if (n_i > 0)
-            c->fns[fn].s2[k] += acc_s * acc_s / n_i;
-        if (cpu && acc_v != 0)
-            rc = add_instfn_in(c, m, k, inst, fn, acc_v * cpu_scale);
+        uint32_t fn = touched[t];
+        if (!rc && n_i > 0)
+            fns[fn].s2[k] += acc_s[fn] * acc_s[fn] / n_i;
+        acc_s[fn] = acc_v[fn] = 0; /* for the next profile's touch, also after an error */
     }
     return rc;
 }
@@ -370,14 +376,18 @@ static int row_stacks(struct rt__query_ctx *c, const struct rt_store_row *rows, 
     for (size_t r = 0; ahead && r < nrows && r < ROW_AHEAD; r++)
         rt_u64map_prefetch(&c->stack_map, rows[r].stack_id);
     size_t n = 0, misses = 0;
+    /* In locals (the compiler would load them again for every row); a miss may grow stacks. */
+    uint32_t *row_stack = sc->row_stack;
+    struct rt__query_cached_stack *cache = sc->stack_cache;
+    const struct rt__query_stack *stacks = c->stacks;
     for (size_t r = 0; r < nrows; r++) {
         if (ahead && r + ROW_AHEAD < nrows)
             rt_u64map_prefetch(&c->stack_map, rows[r + ROW_AHEAD].stack_id);
-        sc->row_stack[r] = UINT32_MAX;
+        row_stack[r] = UINT32_MAX;
         if (rows[r].samples == 0 && rows[r].value_ns == 0)
             continue;
         uint32_t id = rows[r].stack_id, idx;
-        struct rt__query_cached_stack *e = &sc->stack_cache[id & mask];
+        struct rt__query_cached_stack *e = &cache[id & mask];
         n++;
         if (e->idx1 && e->id == id) {
             idx = e->idx1 - 1;
@@ -387,9 +397,10 @@ static int row_stacks(struct rt__query_ctx *c, const struct rt_store_row *rows, 
                 return rc;
             *e = (struct rt__query_cached_stack){id, idx + 1};
             misses++;
+            stacks = c->stacks;
         }
-        sc->row_stack[r] = idx;
-        __builtin_prefetch(&c->stacks[idx]);
+        row_stack[r] = idx;
+        __builtin_prefetch(&stacks[idx]);
     }
     sc->probe_ahead = misses * 4 > n;
     return 0;
@@ -412,17 +423,23 @@ int rt__query_add_profile(struct rt__query_ctx *c, int k, const struct rt_profil
     next_stamp(&c->scratch);
     uint32_t ntouched = 0;
     double n_i = 0, v_i = 0;
+    /* The scratch arrays in locals: stores through the doubles would otherwise make the
+     * compiler load each pointer again for every row. */
+    struct rt__query_touch tc = {c->scratch.touched, c->scratch.stamp, c->scratch.acc_s,
+                                 c->scratch.acc_v, c->scratch.seq};
+    const uint32_t *row_stack = c->scratch.row_stack;
+    struct rt__query_stack *stacks = c->stacks;
     for (size_t r = 0; r < nrows; r++) {
-        uint32_t si = c->scratch.row_stack[r];
+        uint32_t si = row_stack[r];
         if (si == UINT32_MAX)
             continue;
-        struct rt__query_stack *st = &c->stacks[si];
+        struct rt__query_stack *st = &stacks[si];
         double s = rows[r].samples * weight, v = (double)rows[r].value_ns * weight;
         st->samples[k] += s;
         st->value[k] += v;
         n_i += s;
         v_i += v;
-        touch(&c->scratch, st->leaf, &ntouched, s, v);
+        touch(&tc, st->leaf, &ntouched, s, v);
     }
     rc = flush_touched(c, k, inst, ntouched, n_i, m->cpu_scale);
     return rc ? rc : add_prof(c, k, m, weight, n_i, v_i, &inst);

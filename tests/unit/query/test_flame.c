@@ -178,6 +178,139 @@ static void test_prune(void)
     fake_free(f);
 }
 
+/* Node i of fg against node j of the same graph in the pruning order the server documents
+ * (flame.c, cmp_prune): key (the larger total) descending, then depth, then the names from
+ * the node up to the root. */
+static int prune_cmp(json_t *fg, bool diff, long i, long j)
+{
+    const char *tot = diff ? "base_ns" : "total_ns";
+    long long ki = ns(fg, i, tot), kj = ns(fg, j, tot);
+    if (diff) {
+        ki = ki > ns(fg, i, "cur_ns") ? ki : ns(fg, i, "cur_ns");
+        kj = kj > ns(fg, j, "cur_ns") ? kj : ns(fg, j, "cur_ns");
+    }
+    if (ki != kj)
+        return ki > kj ? -1 : 1;
+    long long di = at_int(fg, "depth", i), dj = at_int(fg, "depth", j);
+    if (di != dj)
+        return di < dj ? -1 : 1;
+    for (; i > 0 && j > 0 && i != j; i = (long)at_int(fg, "parent", i),
+                                     j = (long)at_int(fg, "parent", j)) {
+        int d = strcmp(name(fg, i), name(fg, j));
+        if (d)
+            return d;
+    }
+    return 0;
+}
+
+/* "root;a;b" of node at, into buf. */
+static void path_of(json_t *fg, long at, char *buf, size_t cap)
+{
+    if (at <= 0) {
+        snprintf(buf, cap, "root");
+        return;
+    }
+    path_of(fg, (long)at_int(fg, "parent", at), buf, cap);
+    size_t len = strlen(buf);
+    snprintf(buf + len, cap - len, ";%s", name(fg, at));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The paths of fg's nodes but the root, sorted (the caller frees them and the array). */
+static char **paths(json_t *fg, size_t *n)
+{
+    *n = json_array_size(col(fg, "parent")) - 1;
+    char **p = calloc(*n + 1, sizeof(*p));
+    for (size_t i = 0; i < *n; i++) {
+        char buf[512];
+        path_of(fg, (long)i + 1, buf, sizeof(buf));
+        p[i] = strdup(buf);
+    }
+    qsort(p, *n, sizeof(*p), cmp_str);
+    return p;
+}
+
+static void free_paths(char **p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+    free(p);
+}
+
+/* Pruning selects the key of rank budget - 1 and sorts only the nodes that share it. On a
+ * tree of hundreds of nodes over six names whose totals tie in runs (small integral counts), for
+ * budgets from 1 to all, plain and diff: the nodes kept are exactly the first `budget` of the
+ * whole tree in the documented order, computed here from the unpruned answer. */
+static void test_prune_is_the_first_of_the_order(void)
+{
+    static const char *const names[] = {"a", "b", "c", "d", "e", "f"};
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 2);
+    rt__query_ctx_window(&c, 0, 0, 600 * S_NS);
+    rt__query_ctx_window(&c, 1, 600 * S_NS, 1200 * S_NS);
+    static char stacks[2][300][64];
+    struct frow rows[2][300];
+    for (int k = 0; k < 2; k++) {
+        for (int r = 0; r < 300; r++) {
+            char *s = stacks[k][r];
+            int depth = 1 + (int)fake_rnd(6);
+            s[0] = '\0';
+            for (int d = 0; d < depth; d++)
+                snprintf(s + strlen(s), 64 - strlen(s), "%s%s", d ? ";" : "",
+                         names[fake_rnd(6)]);
+            uint32_t n = 1 + fake_rnd(3);
+            rows[k][r] = (struct frow){s, n, (int64_t)n * 10 * MS_NS};
+        }
+        struct fmeta m = {"i1", k * 600 * S_NS, 600 * S_NS, false, 0, false, NULL, 0, false};
+        CHECK_INT(fake_add(&c, f, k, &m, rows[k], 300), 0);
+    }
+    CHECK_INT(rt__query_finish(&c), 0);
+    for (int diff = 0; diff < 2; diff++) {
+        json_t *all = rt__query_flame_json(&c, diff, RT__QUERY_MAX_FLAME_NODES);
+        size_t n = json_array_size(col(all, "parent")) - 1;
+        CHECK(n > 300 && n < RT__QUERY_MAX_FLAME_NODES); /* 470 and 773 nodes */
+        CHECK(json_is_false(json_object_get(all, "truncated")));
+        /* the whole order, by insertion (n is small) */
+        long *order = calloc(n, sizeof(*order));
+        for (size_t i = 0; i < n; i++) {
+            size_t j = i;
+            for (; j > 0 && prune_cmp(all, diff, (long)i + 1, order[j - 1]) < 0; j--)
+                order[j] = order[j - 1];
+            order[j] = (long)i + 1;
+        }
+        size_t budgets[] = {1, 2, 7, 50, n / 3, n / 2, n - 1, n};
+        for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+            json_t *fg = rt__query_flame_json(&c, diff, budgets[b]);
+            size_t got_n, want_n = budgets[b];
+            char **got = paths(fg, &got_n);
+            char **want = calloc(want_n + 1, sizeof(*want));
+            for (size_t i = 0; i < want_n; i++) {
+                char buf[512];
+                path_of(all, order[i], buf, sizeof(buf));
+                want[i] = strdup(buf);
+            }
+            qsort(want, want_n, sizeof(*want), cmp_str);
+            CHECK_INT(got_n, want_n);
+            for (size_t i = 0; i < got_n && i < want_n; i++)
+                CHECK_STR(got[i], want[i]);
+            CHECK(json_is_boolean(json_object_get(fg, "truncated")) &&
+                  json_is_true(json_object_get(fg, "truncated")) == (budgets[b] < n));
+            free_paths(got, got_n);
+            free_paths(want, want_n);
+            json_decref(fg);
+        }
+        free(order);
+        json_decref(all);
+    }
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
 /* Differential tree: baseline main;a 75 %, main;b 25 %; current main;a 50 %, main;c 50 %.
  * Nodes carry both totals, shares of each window's total and delta_pp. */
 static void test_diff_tree(void)
@@ -293,6 +426,7 @@ int main(void)
 {
     RUN(test_tree);
     RUN(test_prune);
+    RUN(test_prune_is_the_first_of_the_order);
     RUN(test_diff_tree);
     RUN(test_deep_stack);
     RUN(test_text_odd_names);
