@@ -192,10 +192,15 @@ struct rt__query_win {
     struct rt__query_cap cap;      /* set by finish */
 };
 
-/* One instance's self value of one function in one window (for per-function capacity). */
+/* Per-function capacity's input in one (instance, window): the self value of each function
+ * (ns, weighted, before the instance's capacity factor, DESIGN §7), in pages of
+ * RT__QUERY_INSTFN_PAGE functions made when first touched. A profile adds to ~400 functions
+ * of its instance: their values sit in a few pages of 8 cache lines, where a hash map of
+ * them and the entries it pointed to missed the cache about once a function each. */
+#define RT__QUERY_INSTFN_PAGE 64
 struct rt__query_instfn {
-    uint32_t inst, fn, win;
-    double value_ns;
+    double **pages; /* pages[fn / RT__QUERY_INSTFN_PAGE]; NULL until touched */
+    uint32_t npages;
 };
 
 /* Scratch of the aggregation while it runs (window.c only; nothing else reads it): one stamp
@@ -255,12 +260,8 @@ struct rt__query_ctx {
     uint32_t *fpool;                 /* stacks' function indexes, root first */
     size_t nfpool, cap_fpool;
     struct rt_intern insts;          /* instance names -> instance index */
-    struct rt__query_instfn *instfn; /* per (window, instance, function) self values */
-    uint32_t ninstfn, cap_instfn;
-    struct rt_u64map *instfn_maps;   /* per (instance, window), at inst * 2 + window:
-                                      * function -> instfn index (one profile's lookups stay
-                                      * in one small map, not one map of the whole query) */
-    uint32_t ninstfn_maps;
+    struct rt__query_instfn *instfn; /* per (instance, window), at inst * 2 + window */
+    uint32_t ninstfn;
     struct rt_arena arena;           /* the request's memory, freed at once by cleanup */
     struct rt__query_scratch scratch;
     struct rt__query_producer producers[RT__QUERY_MAX_PRODUCERS]; /* in order of first sight
@@ -301,6 +302,8 @@ int rt__query_add_rollup(struct rt__query_ctx *c, int k, const char *instance, c
 int rt__query_fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out);
 int rt__query_stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out);
 int rt__query_add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v);
+/* The self value of function fn in instance inst's window k for capacity, 0 when none. */
+double rt__query_instfn_value(const struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn);
 struct rt_producer;
 void rt__query_count_producer(struct rt__query_ctx *c, const struct rt_producer *prod,
                               enum rt_ptype declared, uint32_t n);

@@ -117,10 +117,7 @@ static int put_capacity(struct rt_buf *b, const struct rt__query_win *w)
 /* The self value of function fn for capacity (the context's one instance), 0 when none. */
 static double instfn_value(const struct rt__query_ctx *c, uint32_t fn)
 {
-    uint32_t i;
-    return c->ninstfn_maps && rt_u64map_find(&c->instfn_maps[0], fn, &i) /* window 0, instance 0 */
-               ? c->instfn[i].value_ns
-               : 0;
+    return rt__query_instfn_value(c, 0, 0, fn); /* window 0, instance 0 */
 }
 
 static int put_window(struct rt_buf *b, const struct rt__query_win *w)

@@ -56,7 +56,6 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     free(c->fns);
     free(c->stacks);
     free(c->fpool);
-    free(c->instfn);
     free(c->scratch.stamp);
     free(c->scratch.acc_s);
     free(c->scratch.acc_v);
@@ -66,9 +65,12 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     rt_arena_cleanup(&c->arena);
     rt_u64map_cleanup(&c->fn_map);
     rt_u64map_cleanup(&c->stack_map);
-    for (uint32_t i = 0; i < c->ninstfn_maps; i++)
-        rt_u64map_cleanup(&c->instfn_maps[i]);
-    free(c->instfn_maps);
+    for (uint32_t i = 0; i < c->ninstfn; i++) {
+        for (uint32_t p = 0; p < c->instfn[i].npages; p++)
+            free(c->instfn[i].pages[p]);
+        free(c->instfn[i].pages);
+    }
+    free(c->instfn);
     rt_intern_cleanup(&c->insts);
     memset(c, 0, sizeof(*c));
 }
@@ -196,49 +198,69 @@ static inline void touch(const struct rt__query_touch *tc, uint32_t fn, uint32_t
     tc->acc_v[fn] += v;
 }
 
-/* The map of instance inst's functions in window k (made empty when new), or NULL when out of
- * memory. */
-static struct rt_u64map *instfn_map(struct rt__query_ctx *c, int k, uint32_t inst)
+/* Instance inst's per-function values in window k (made empty when new), or NULL when out
+ * of memory. */
+static struct rt__query_instfn *instfn_of(struct rt__query_ctx *c, int k, uint32_t inst)
 {
     size_t i = (size_t)inst * 2 + (size_t)k;
-    if (i >= c->ninstfn_maps) {
-        size_t n = i + 1 > (size_t)c->ninstfn_maps * 2 ? i + 1 : (size_t)c->ninstfn_maps * 2;
+    if (i >= c->ninstfn) {
+        size_t n = i + 1 > (size_t)c->ninstfn * 2 ? i + 1 : (size_t)c->ninstfn * 2;
         if (n > UINT32_MAX)
             return NULL;
-        struct rt_u64map *m = realloc(c->instfn_maps, n * sizeof(*m));
+        struct rt__query_instfn *m = realloc(c->instfn, n * sizeof(*m));
         if (!m)
             return NULL;
-        for (size_t j = c->ninstfn_maps; j < n; j++)
-            rt_u64map_init(&m[j]);
-        c->instfn_maps = m;
-        c->ninstfn_maps = (uint32_t)n;
+        memset(m + c->ninstfn, 0, (n - c->ninstfn) * sizeof(*m));
+        c->instfn = m;
+        c->ninstfn = (uint32_t)n;
     }
-    return &c->instfn_maps[i];
+    return &c->instfn[i];
 }
 
-/* Adds v to the self value of function fn in instance inst's window k (m: its instfn_map). */
-static int add_instfn_in(struct rt__query_ctx *c, struct rt_u64map *m, int k, uint32_t inst,
-                         uint32_t fn, double v)
+/* Makes the page of function fn in m (and the room for it). Returns 0 or RT_ENOMEM. */
+static int instfn_page(struct rt__query_instfn *m, uint32_t fn)
 {
-    uint32_t i;
-    if (!rt_u64map_find(m, fn, &i)) {
-        int rc = reserve32((void **)&c->instfn, &c->cap_instfn, (size_t)c->ninstfn + 1,
-                           sizeof(*c->instfn));
-        if (!rc)
-            rc = rt_u64map_put(m, fn, c->ninstfn);
+    uint32_t p = fn / RT__QUERY_INSTFN_PAGE;
+    if (p >= m->npages) {
+        uint32_t n = p + 1 > m->npages * 2 ? p + 1 : m->npages * 2;
+        double **pages = realloc(m->pages, (size_t)n * sizeof(*pages));
+        if (!pages)
+            return RT_ENOMEM;
+        memset(pages + m->npages, 0, (size_t)(n - m->npages) * sizeof(*pages));
+        m->pages = pages;
+        m->npages = n;
+    }
+    if (!m->pages[p] && !(m->pages[p] = calloc(RT__QUERY_INSTFN_PAGE, sizeof(double))))
+        return RT_ENOMEM;
+    return 0;
+}
+
+/* Adds v to the self value of function fn in m. Returns 0 or RT_ENOMEM. */
+static inline int instfn_add(struct rt__query_instfn *m, uint32_t fn, double v)
+{
+    uint32_t p = fn / RT__QUERY_INSTFN_PAGE;
+    if (p >= m->npages || !m->pages[p]) {
+        int rc = instfn_page(m, fn);
         if (rc)
             return rc;
-        i = c->ninstfn++;
-        c->instfn[i] = (struct rt__query_instfn){inst, fn, (uint32_t)k, 0};
     }
-    c->instfn[i].value_ns += v;
+    m->pages[p][fn % RT__QUERY_INSTFN_PAGE] += v;
     return 0;
 }
 
 static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v)
 {
-    struct rt_u64map *m = instfn_map(c, k, inst);
-    return m ? add_instfn_in(c, m, k, inst, fn, v) : RT_ENOMEM;
+    struct rt__query_instfn *m = instfn_of(c, k, inst);
+    return m ? instfn_add(m, fn, v) : RT_ENOMEM;
+}
+
+double rt__query_instfn_value(const struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn)
+{
+    size_t i = (size_t)inst * 2 + (size_t)k;
+    uint32_t p = fn / RT__QUERY_INSTFN_PAGE;
+    if (i >= c->ninstfn || p >= c->instfn[i].npages || !c->instfn[i].pages[p])
+        return 0;
+    return c->instfn[i].pages[p][fn % RT__QUERY_INSTFN_PAGE];
 }
 
 /* Folds the current profile's per-function accumulators into window k; capacity's share of
@@ -248,18 +270,16 @@ static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t
 {
     struct rt__query_scratch *sc = &c->scratch;
     bool cpu = c->type == RT_PTYPE_CPU;
-    struct rt_u64map *m = cpu ? instfn_map(c, k, inst) : NULL;
+    struct rt__query_instfn *m = cpu ? instfn_of(c, k, inst) : NULL;
     int rc = cpu && !m ? RT_ENOMEM : 0;
     const uint32_t *touched = sc->touched;
     double *acc_s = sc->acc_s, *acc_v = sc->acc_v;
-    /* Capacity's map first, then the s2 sums in a loop of their own: their divisions do not
-     * depend on one another, and without a call between them the CPU overlaps them. */
+    /* Capacity's values first, then the s2 sums in a loop of their own: their divisions do
+     * not depend on one another, and without a call between them the CPU overlaps them. */
     for (uint32_t t = 0; cpu && !rc && t < ntouched; t++) {
-        if (t + ROW_AHEAD < ntouched) /* the misses of later functions overlap (row_stacks) */
-            rt_u64map_prefetch(m, touched[t + ROW_AHEAD]);
         uint32_t fn = touched[t];
         if (acc_v[fn] != 0)
-            rc = add_instfn_in(c, m, k, inst, fn, acc_v[fn] * cpu_scale);
+            rc = instfn_add(m, fn, acc_v[fn] * cpu_scale);
     }
     struct rt__query_fn *fns = c->fns;
     for (uint32_t t = 0; t < ntouched; t++) {
@@ -536,9 +556,14 @@ int rt__query_finish(struct rt__query_ctx *c)
         if (rc)
             return rc;
     }
-    for (uint32_t i = 0; i < c->ninstfn; i++) {
-        const struct rt__query_instfn *e = &c->instfn[i];
-        c->fns[e->fn].cap_v[e->win] += c->win[e->win].inst_cap[e->inst].factor * e->value_ns;
+    for (uint32_t i = 0; i < c->ninstfn; i++) { /* by instance, then window, then function */
+        const struct rt__query_instfn *m = &c->instfn[i];
+        int k = (int)(i % 2);
+        double factor = m->npages ? c->win[k].inst_cap[i / 2].factor : 0;
+        for (uint32_t p = 0; p < m->npages; p++)
+            for (uint32_t j = 0; m->pages[p] && j < RT__QUERY_INSTFN_PAGE; j++)
+                if (m->pages[p][j] != 0)
+                    c->fns[p * RT__QUERY_INSTFN_PAGE + j].cap_v[k] += factor * m->pages[p][j];
     }
     c->finished = true;
     return 0;

@@ -478,12 +478,12 @@ static void test_rows_in_any_order(void)
             CHECK(c.fns[fn].self_s[k] == o.self_s[k][l]);
             CHECK(c.fns[fn].s2[k] == o.s2[k][l]);
         }
-        for (uint32_t e = 0; e < c.ninstfn; e++)
-            if (c.instfn[e].fn == (uint32_t)fn && c.instfn[e].inst < 3) {
-                CHECK(c.instfn[e].value_ns == o.inst_v[c.instfn[e].win][c.instfn[e].inst][l]);
-                seen++;
+        for (int k = 0; k < 2; k++)
+            for (uint32_t i = 0; i < 3; i++) {
+                CHECK(rt__query_instfn_value(&c, k, i, (uint32_t)fn) == o.inst_v[k][i][l]);
+                seen += o.inst_v[k][i][l] != 0;
             }
-        CHECK_INT(seen, 6); /* 3 instances x 2 windows */
+        CHECK_INT(seen, 6); /* 3 instances x 2 windows, each with a value */
     }
     static const char *const insts[3] = {"i1", "i2", "i3"};
     for (int j = 0; j < 3; j++) /* instance indexes in order of first sight */
@@ -524,6 +524,50 @@ static void test_every_function_a_leaf(void)
     fake_done(&c, f);
 }
 
+/* Capacity's per-function values sit in pages of RT__QUERY_INSTFN_PAGE functions per
+ * (instance, window): 150 leaves in i1 fill three pages; i2 touches only the last leaf, so its
+ * first two pages are never made. Each value is the instance's own sum, and each function's
+ * capacity value the instances' values times their factors. */
+static void test_capacity_pages(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    init1(&c, f, RT_PTYPE_CPU, 0, 600);
+    enum { N = 150 };
+    static struct frow rows[N];
+    static char names[N][24];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof(names[i]), "root;w%d", i);
+        rows[i] = (struct frow){names[i], 1, (1 + i) * MS_NS};
+    }
+    add(&c, f, "i1", 0, 60, rows, N);
+    add(&c, f, "i2", 0, 60, rows + N - 1, 1);
+    add(&c, f, "i1", 60, 60, rows, N);
+    CHECK_INT(rt__query_finish(&c), 0);
+    CHECK_INT(c.nfns, N + 1);
+    int last = fake_fn(&c, "w149");
+    CHECK(last >= 2 * RT__QUERY_INSTFN_PAGE);
+    CHECK(c.ninstfn >= 3 && c.instfn[2].npages == (uint32_t)last / RT__QUERY_INSTFN_PAGE + 1);
+    for (uint32_t p = 0; c.ninstfn >= 3 && p + 1 < c.instfn[2].npages; p++)
+        CHECK(c.instfn[2].pages[p] == NULL); /* i2 (index 1, window 0): untouched pages */
+    double f1 = c.win[0].inst_cap[0].factor, f2 = c.win[0].inst_cap[1].factor;
+    CHECK(f1 > 0 && f2 > 0);
+    for (int i = 0; i < N; i++) {
+        char leaf[16];
+        snprintf(leaf, sizeof(leaf), "w%d", i);
+        int fn = fake_fn(&c, leaf);
+        CHECK(fn >= 0);
+        if (fn < 0)
+            continue;
+        double v1 = 2.0 * (1 + i) * MS_NS, v2 = i == N - 1 ? (double)N * MS_NS : 0;
+        CHECK(rt__query_instfn_value(&c, 0, 0, (uint32_t)fn) == v1);
+        CHECK(rt__query_instfn_value(&c, 0, 1, (uint32_t)fn) == v2);
+        CHECK(rt__query_instfn_value(&c, 0, 2, (uint32_t)fn) == 0); /* no such instance */
+        CHECK(c.fns[fn].cap_v[0] == (v2 != 0 ? f1 * v1 + f2 * v2 : f1 * v1));
+    }
+    fake_done(&c, f);
+}
+
 int main(void)
 {
     RUN(test_weight);
@@ -540,5 +584,6 @@ int main(void)
     RUN(test_capacity_instances);
     RUN(test_rows_in_any_order);
     RUN(test_every_function_a_leaf);
+    RUN(test_capacity_pages);
     return TEST_DONE();
 }
