@@ -110,6 +110,59 @@ static void test_rows_codec(void)
     rt_buf_cleanup(&b);
 }
 
+/* Rows round-trip exactly around the edges of the decoder's three-byte path (an id step of
+ * 127, a count of 63, a value off count x period by -64..63, a period up to INT64_MAX / 64)
+ * and just past them, where rows go through the varint path: every period, count and offset
+ * combined, in one blob per period. */
+static void test_rows_round_trip_at_the_fast_path_edges(void)
+{
+    const int64_t periods[] = {0, 1, 10000000, INT64_MAX / 64, INT64_MAX / 64 + 1, INT64_MAX};
+    const double counts[] = {0, 1, 63, 64, 2.5, 1e6};
+    const int64_t offs[] = {0, -64, 63, 64, -65, 1000000, INT64_MIN / 2};
+    const uint32_t steps[] = {1, 127, 128, 300, 0x7fffffff};
+    enum { NC = 6, NO = 7, N = 6 * 7 * 5 };
+    struct rt_store_row rows[N], want[N];
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    struct rt_store_row *out = NULL;
+    size_t cap = 0, got_any = 0;
+    for (size_t pi = 0; pi < sizeof(periods) / sizeof(periods[0]); pi++) {
+        uint32_t id = 0;
+        size_t n = 0;
+        for (size_t si = 0; si < 5; si++)
+            for (size_t ci = 0; ci < NC; ci++)
+                for (size_t oi = 0; oi < NO; oi++) {
+                    uint32_t step = steps[(si + ci + oi) % 5];
+                    if (id > UINT32_MAX - step)
+                        continue;
+                    id += step;
+                    uint64_t pred = (uint64_t)counts[ci] * (uint64_t)periods[pi];
+                    rows[n] = (struct rt_store_row){id, counts[ci],
+                                                    (int64_t)(pred + (uint64_t)offs[oi])};
+                    want[n] = rows[n];
+                    n++;
+                }
+        size_t m = n, got = 0;
+        CHECK(n > 100);
+        CHECK_INT(rt__store_encode_rows(&b, rows, &m, periods[pi]), 0);
+        CHECK_INT(m, n);
+        CHECK_INT(rt__store_decode_rows(b.data, b.len, &out, &cap, &got), 0);
+        CHECK_INT(got, n);
+        for (size_t i = 0; i < n && i < got; i++) {
+            CHECK_INT(out[i].stack_id, want[i].stack_id);
+            CHECK(out[i].samples == want[i].samples);
+            CHECK_INT(out[i].value_ns, want[i].value_ns);
+        }
+    }
+    /* a step past UINT32_MAX is refused on either path: a long one, then a one-byte one */
+    const unsigned char over[] = {1, 0, 2, 0x7f, 2, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 2, 0};
+    CHECK_INT(rt__store_decode_rows(over, sizeof(over), &out, &cap, &got_any), RT_EMALFORMED);
+    const unsigned char over1[] = {1, 1, 2, 0xff, 0xff, 0xff, 0xff, 0x0f, 2, 0, 1, 2, 0};
+    CHECK_INT(rt__store_decode_rows(over1, sizeof(over1), &out, &cap, &got_any), RT_EMALFORMED);
+    free(out);
+    rt_buf_cleanup(&b);
+}
+
 struct keyed {
     struct rt_store_row row;
     size_t pos; /* position in the upload */
@@ -343,6 +396,7 @@ int main(void)
     RUN(test_varint);
     RUN(test_stack_codec);
     RUN(test_rows_codec);
+    RUN(test_rows_round_trip_at_the_fast_path_edges);
     RUN(test_rows_sort_is_stable);
     RUN(test_dict);
     RUN(test_dict_large_ids);
