@@ -1,5 +1,6 @@
 /* An open-addressing hash map from 64-bit keys to 32-bit values, for hot paths: the query
- * engine's stack, frame and (window, instance, function) indexes, and the ClickHouse
+ * engine's stack and frame indexes, the flame graph's children, the pages of capacity's
+ * per-function values past the indexed ones, and the ClickHouse
  * backend's 64-bit content ids -> local ids. Not thread-safe; the owner guards it. */
 #ifndef RT_U64MAP_H
 #define RT_U64MAP_H

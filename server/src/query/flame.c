@@ -97,10 +97,12 @@ static int build(struct tree *t)
     return rc;
 }
 
-/* A node's pruning key: the larger of its totals (one window's, or a diff's two). */
+/* A node's pruning key: the larger of its totals (one window's, or a diff's two); a NaN
+ * (which sums of stored values do not make) as -inf, so that the order stays total. */
 static double prune_key(const struct node *nd)
 {
-    return fmax(nd->total[0], nd->total[1]);
+    double k = fmax(nd->total[0], nd->total[1]);
+    return isnan(k) ? -INFINITY : k;
 }
 
 /* Pruning order: biggest key first, then shallower, then by the names along their paths

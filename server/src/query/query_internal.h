@@ -194,13 +194,25 @@ struct rt__query_win {
 
 /* Per-function capacity's input in one (instance, window): the self value of each function
  * (ns, weighted, before the instance's capacity factor, DESIGN §7), in pages of
- * RT__QUERY_INSTFN_PAGE functions made when first touched. A profile adds to ~400 functions
- * of its instance: their values sit in a few pages of 8 cache lines, where a hash map of
- * them and the entries it pointed to missed the cache about once a function each. */
+ * RT__QUERY_INSTFN_PAGE functions made when first touched (instfn.c). A profile adds to
+ * ~400 functions of its instance: their values sit in pages of 8 cache lines, where a hash
+ * map of them and the entries it pointed to missed the cache about once a function each.
+ * Pages below RT__QUERY_INSTFN_LOW are found by index (a directory of at most 512 bytes);
+ * the others, e.g. an instance's own frames numbered late in a query of many instances,
+ * through a small map of page indexes, so that memory follows the pages touched. */
 #define RT__QUERY_INSTFN_PAGE 64
+#define RT__QUERY_INSTFN_LOW 64
+struct rt__query_instfn_page {
+    double *v;   /* RT__QUERY_INSTFN_PAGE values */
+    uint32_t at; /* its page index */
+};
 struct rt__query_instfn {
-    double **pages; /* pages[fn / RT__QUERY_INSTFN_PAGE]; NULL until touched */
-    uint32_t npages;
+    double **low;                              /* low[p], p < nlow; NULL until touched */
+    uint32_t nlow;
+    struct rt_u64map high;                     /* page index -> index in high_pages */
+    struct rt__query_instfn_page *high_pages;  /* in the order made */
+    uint32_t nhigh;
+    size_t cap_high;
 };
 
 /* Scratch of the aggregation while it runs (window.c only; nothing else reads it): one stamp
@@ -302,6 +314,14 @@ int rt__query_add_rollup(struct rt__query_ctx *c, int k, const char *instance, c
 int rt__query_fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out);
 int rt__query_stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out);
 int rt__query_add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v);
+/* instfn.c: instance inst's values in window k (made empty when new; NULL when out of
+ * memory); the value slot of function fn (its page made when absent; NULL when out of
+ * memory); folding every value into its function's cap_v at finish (each instance's factor
+ * set); freeing them. */
+struct rt__query_instfn *rt__query_instfn_of(struct rt__query_ctx *c, int k, uint32_t inst);
+double *rt__query_instfn_slot(struct rt__query_instfn *m, uint32_t fn);
+void rt__query_instfn_fold(struct rt__query_ctx *c);
+void rt__query_instfn_cleanup(struct rt__query_ctx *c);
 /* The self value of function fn in instance inst's window k for capacity, 0 when none. */
 double rt__query_instfn_value(const struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn);
 struct rt_producer;

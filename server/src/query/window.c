@@ -65,12 +65,7 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     rt_arena_cleanup(&c->arena);
     rt_u64map_cleanup(&c->fn_map);
     rt_u64map_cleanup(&c->stack_map);
-    for (uint32_t i = 0; i < c->ninstfn; i++) {
-        for (uint32_t p = 0; p < c->instfn[i].npages; p++)
-            free(c->instfn[i].pages[p]);
-        free(c->instfn[i].pages);
-    }
-    free(c->instfn);
+    rt__query_instfn_cleanup(c);
     rt_intern_cleanup(&c->insts);
     memset(c, 0, sizeof(*c));
 }
@@ -180,9 +175,10 @@ static uint32_t next_stamp(struct rt__query_scratch *s)
  * a touched function's accumulators. */
 #define ROW_AHEAD 8
 
-/* Adds a profile's self samples and value of function fn to its scratch accumulators, which
- * are 0 until touched (flush_touched zeroes them again); sc->touched has room for every
- * function. No branch: which row first touches a function is not predictable. */
+/* Adds a profile's self samples and value of function fn to its scratch accumulators (tc:
+ * the scratch's arrays), which are 0 until touched (flush_touched zeroes them again);
+ * tc->touched has room for every function. No branch: which row first touches a function is
+ * not predictable. */
 struct rt__query_touch {
     uint32_t *touched, *stamp;
     double *acc_s, *acc_v;
@@ -198,69 +194,23 @@ static inline void touch(const struct rt__query_touch *tc, uint32_t fn, uint32_t
     tc->acc_v[fn] += v;
 }
 
-/* Instance inst's per-function values in window k (made empty when new), or NULL when out
- * of memory. */
-static struct rt__query_instfn *instfn_of(struct rt__query_ctx *c, int k, uint32_t inst)
-{
-    size_t i = (size_t)inst * 2 + (size_t)k;
-    if (i >= c->ninstfn) {
-        size_t n = i + 1 > (size_t)c->ninstfn * 2 ? i + 1 : (size_t)c->ninstfn * 2;
-        if (n > UINT32_MAX)
-            return NULL;
-        struct rt__query_instfn *m = realloc(c->instfn, n * sizeof(*m));
-        if (!m)
-            return NULL;
-        memset(m + c->ninstfn, 0, (n - c->ninstfn) * sizeof(*m));
-        c->instfn = m;
-        c->ninstfn = (uint32_t)n;
-    }
-    return &c->instfn[i];
-}
-
-/* Makes the page of function fn in m (and the room for it). Returns 0 or RT_ENOMEM. */
-static int instfn_page(struct rt__query_instfn *m, uint32_t fn)
-{
-    uint32_t p = fn / RT__QUERY_INSTFN_PAGE;
-    if (p >= m->npages) {
-        uint32_t n = p + 1 > m->npages * 2 ? p + 1 : m->npages * 2;
-        double **pages = realloc(m->pages, (size_t)n * sizeof(*pages));
-        if (!pages)
-            return RT_ENOMEM;
-        memset(pages + m->npages, 0, (size_t)(n - m->npages) * sizeof(*pages));
-        m->pages = pages;
-        m->npages = n;
-    }
-    if (!m->pages[p] && !(m->pages[p] = calloc(RT__QUERY_INSTFN_PAGE, sizeof(double))))
-        return RT_ENOMEM;
-    return 0;
-}
-
-/* Adds v to the self value of function fn in m. Returns 0 or RT_ENOMEM. */
+/* Adds v to the self value of function fn in m (rt__query_instfn_of). Returns 0 or
+ * RT_ENOMEM. */
 static inline int instfn_add(struct rt__query_instfn *m, uint32_t fn, double v)
 {
     uint32_t p = fn / RT__QUERY_INSTFN_PAGE;
-    if (p >= m->npages || !m->pages[p]) {
-        int rc = instfn_page(m, fn);
-        if (rc)
-            return rc;
-    }
-    m->pages[p][fn % RT__QUERY_INSTFN_PAGE] += v;
+    double *slot = p < m->nlow && m->low[p] ? m->low[p] + fn % RT__QUERY_INSTFN_PAGE
+                                            : rt__query_instfn_slot(m, fn);
+    if (!slot)
+        return RT_ENOMEM;
+    *slot += v;
     return 0;
 }
 
 static int add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v)
 {
-    struct rt__query_instfn *m = instfn_of(c, k, inst);
+    struct rt__query_instfn *m = rt__query_instfn_of(c, k, inst);
     return m ? instfn_add(m, fn, v) : RT_ENOMEM;
-}
-
-double rt__query_instfn_value(const struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn)
-{
-    size_t i = (size_t)inst * 2 + (size_t)k;
-    uint32_t p = fn / RT__QUERY_INSTFN_PAGE;
-    if (i >= c->ninstfn || p >= c->instfn[i].npages || !c->instfn[i].pages[p])
-        return 0;
-    return c->instfn[i].pages[p][fn % RT__QUERY_INSTFN_PAGE];
 }
 
 /* Folds the current profile's per-function accumulators into window k; capacity's share of
@@ -270,7 +220,7 @@ static int flush_touched(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t
 {
     struct rt__query_scratch *sc = &c->scratch;
     bool cpu = c->type == RT_PTYPE_CPU;
-    struct rt__query_instfn *m = cpu ? instfn_of(c, k, inst) : NULL;
+    struct rt__query_instfn *m = cpu ? rt__query_instfn_of(c, k, inst) : NULL;
     int rc = cpu && !m ? RT_ENOMEM : 0;
     const uint32_t *touched = sc->touched;
     double *acc_s = sc->acc_s, *acc_v = sc->acc_v;
@@ -556,15 +506,7 @@ int rt__query_finish(struct rt__query_ctx *c)
         if (rc)
             return rc;
     }
-    for (uint32_t i = 0; i < c->ninstfn; i++) { /* by instance, then window, then function */
-        const struct rt__query_instfn *m = &c->instfn[i];
-        int k = (int)(i % 2);
-        double factor = m->npages ? c->win[k].inst_cap[i / 2].factor : 0;
-        for (uint32_t p = 0; p < m->npages; p++)
-            for (uint32_t j = 0; m->pages[p] && j < RT__QUERY_INSTFN_PAGE; j++)
-                if (m->pages[p][j] != 0)
-                    c->fns[p * RT__QUERY_INSTFN_PAGE + j].cap_v[k] += factor * m->pages[p][j];
-    }
+    rt__query_instfn_fold(c);
     c->finished = true;
     return 0;
 }

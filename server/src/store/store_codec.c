@@ -241,9 +241,10 @@ int rt__store_decode_rows(const void *blob, size_t n, struct rt_store_row **rows
         *cap = (size_t)count;
     }
     uint32_t prev = 0;
-    /* Most rows are three one-byte varints: a small id step, a count under 64 and a value of
-     * exactly count x period. Those are decoded at once (one test for the three high bits
-     * and the tag's), the same values decode_row gives; the rest goes through decode_row. */
+    /* Most rows are three one-byte varints: a small id step, a count under 64 and a value
+     * within -64..63 of count x period (a CPU profile's is exactly that). Those are decoded
+     * at once (one test for the three high bits and the tag's), the same values decode_row
+     * gives; the rest goes through decode_row. */
     bool small_period = period > 0 && period <= INT64_MAX / 64;
     for (size_t i = 0; i < count; i++) {
         struct rt_store_row *r = &(*rows)[i];

@@ -481,7 +481,7 @@ static void test_rows_in_any_order(void)
         for (int k = 0; k < 2; k++)
             for (uint32_t i = 0; i < 3; i++) {
                 CHECK(rt__query_instfn_value(&c, k, i, (uint32_t)fn) == o.inst_v[k][i][l]);
-                seen += o.inst_v[k][i][l] != 0;
+                seen += rt__query_instfn_value(&c, k, i, (uint32_t)fn) != 0;
             }
         CHECK_INT(seen, 6); /* 3 instances x 2 windows, each with a value */
     }
@@ -525,46 +525,68 @@ static void test_every_function_a_leaf(void)
 }
 
 /* Capacity's per-function values sit in pages of RT__QUERY_INSTFN_PAGE functions per
- * (instance, window): 150 leaves in i1 fill three pages; i2 touches only the last leaf, so its
- * first two pages are never made. Each value is the instance's own sum, and each function's
- * capacity value the instances' values times their factors. */
+ * (instance, window), the first RT__QUERY_INSTFN_LOW pages by index and the rest through a
+ * map. Two windows; i1 has 2,250 stacks root;aN;bN (4,501 functions, so that its last leaves
+ * fill 7 pages past the indexed ones) in both; i2 has only the last stack, so it has no indexed page at
+ * all, and is profiled for 60 s of window 1 while polled all through it, so that its
+ * factors differ. Each value
+ * is the instance's own sum, and each function's capacity value in each window the
+ * instances' values times that window's factors, instance by instance. */
 static void test_capacity_pages(void)
 {
     struct fake *f = fake_new();
     struct rt__query_ctx c;
-    init1(&c, f, RT_PTYPE_CPU, 0, 600);
-    enum { N = 150 };
+    rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 2);
+    rt__query_ctx_window(&c, 0, 0, 600 * S_NS);
+    rt__query_ctx_window(&c, 1, 600 * S_NS, 1200 * S_NS);
+    enum { N = 2250 };
     static struct frow rows[N];
-    static char names[N][24];
+    static char names[N][32];
     for (int i = 0; i < N; i++) {
-        snprintf(names[i], sizeof(names[i]), "root;w%d", i);
+        snprintf(names[i], sizeof(names[i]), "root;a%d;b%d", i, i);
         rows[i] = (struct frow){names[i], 1, (1 + i) * MS_NS};
     }
-    add(&c, f, "i1", 0, 60, rows, N);
-    add(&c, f, "i2", 0, 60, rows + N - 1, 1);
-    add(&c, f, "i1", 60, 60, rows, N);
+    struct fmeta m[4] = {{"i1", 0, 600 * S_NS, false, 0, false, NULL, 0, false},
+                         {"i2", 0, 600 * S_NS, false, 0, false, NULL, 0, false},
+                         {"i1", 600 * S_NS, 600 * S_NS, false, 0, false, NULL, 0, false},
+                         {"i2", 600 * S_NS, 60 * S_NS, false, 0, false, NULL, 0, false}};
+    CHECK_INT(fake_add(&c, f, 0, &m[0], rows, N), 0);
+    CHECK_INT(fake_add(&c, f, 0, &m[1], rows + N - 1, 1), 0);
+    CHECK_INT(fake_add(&c, f, 1, &m[2], rows, N), 0);
+    CHECK_INT(fake_add(&c, f, 1, &m[3], rows + N - 1, 1), 0);
+    /* i2 polled all through window 1 but profiled 60 s of it: A_i / P_i = 10 there */
+    CHECK_INT(rt__query_add_liveness(&c, 1, "i2", 600 * S_NS, 1200 * S_NS), 0);
     CHECK_INT(rt__query_finish(&c), 0);
-    CHECK_INT(c.nfns, N + 1);
-    int last = fake_fn(&c, "w149");
-    CHECK(last >= 2 * RT__QUERY_INSTFN_PAGE);
-    CHECK(c.ninstfn >= 3 && c.instfn[2].npages == (uint32_t)last / RT__QUERY_INSTFN_PAGE + 1);
-    for (uint32_t p = 0; c.ninstfn >= 3 && p + 1 < c.instfn[2].npages; p++)
-        CHECK(c.instfn[2].pages[p] == NULL); /* i2 (index 1, window 0): untouched pages */
-    double f1 = c.win[0].inst_cap[0].factor, f2 = c.win[0].inst_cap[1].factor;
-    CHECK(f1 > 0 && f2 > 0);
+    CHECK_INT(c.nfns, 2 * N + 1);
+    int last = fake_fn(&c, "b2249");
+    CHECK(last >= RT__QUERY_INSTFN_PAGE * RT__QUERY_INSTFN_LOW);
+    CHECK(c.ninstfn >= 4);
+    for (int k = 0; k < 2 && c.ninstfn >= 4; k++) {
+        CHECK_INT(c.instfn[k].nlow, RT__QUERY_INSTFN_LOW); /* i1 */
+        CHECK_INT(c.instfn[k].nhigh, 7); /* past the first 4 places of their list */
+        CHECK_INT(c.instfn[2 + k].nlow, 0); /* i2: its one page through the map */
+        CHECK_INT(c.instfn[2 + k].nhigh, 1);
+    }
+    double f1[2] = {c.win[0].inst_cap[0].factor, c.win[1].inst_cap[0].factor};
+    double f2[2] = {c.win[0].inst_cap[1].factor, c.win[1].inst_cap[1].factor};
+    CHECK(f1[0] > 0 && f2[0] > 0 && f1[1] > 0 && f2[1] > 0);
+    CHECK(f2[0] != f2[1]); /* a fold reading the other window's factors fails */
     for (int i = 0; i < N; i++) {
         char leaf[16];
-        snprintf(leaf, sizeof(leaf), "w%d", i);
+        snprintf(leaf, sizeof(leaf), "b%d", i);
         int fn = fake_fn(&c, leaf);
         CHECK(fn >= 0);
         if (fn < 0)
             continue;
-        double v1 = 2.0 * (1 + i) * MS_NS, v2 = i == N - 1 ? (double)N * MS_NS : 0;
-        CHECK(rt__query_instfn_value(&c, 0, 0, (uint32_t)fn) == v1);
-        CHECK(rt__query_instfn_value(&c, 0, 1, (uint32_t)fn) == v2);
-        CHECK(rt__query_instfn_value(&c, 0, 2, (uint32_t)fn) == 0); /* no such instance */
-        CHECK(c.fns[fn].cap_v[0] == (v2 != 0 ? f1 * v1 + f2 * v2 : f1 * v1));
+        for (int k = 0; k < 2; k++) {
+            double v1 = (1.0 + i) * MS_NS, v2 = i == N - 1 ? (double)N * MS_NS : 0;
+            CHECK(rt__query_instfn_value(&c, k, 0, (uint32_t)fn) == v1);
+            CHECK(rt__query_instfn_value(&c, k, 1, (uint32_t)fn) == v2);
+            CHECK(rt__query_instfn_value(&c, k, 2, (uint32_t)fn) == 0); /* no such instance */
+            CHECK(c.fns[fn].cap_v[k] == (v2 != 0 ? f1[k] * v1 + f2[k] * v2 : f1[k] * v1));
+        }
     }
+    CHECK(rt__query_instfn_value(&c, 0, 1, 0) == 0); /* i2: an indexed page never made */
     fake_done(&c, f);
 }
 
