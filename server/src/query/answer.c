@@ -593,8 +593,7 @@ json_t *rt_query_diff(struct rt_store *s, const struct rt_query_diff_req *req,
     struct rt_store_filter fc = {req->service, req->type, req->cur_from_ns,
                                  req->cur_to_ns,  cv, req->instance};
     json_t *out = NULL, *deploys = NULL;
-    if (rt__query_scan(&c, 0, s, &fb, err) || rt__query_scan(&c, 1, s, &fc, err) ||
-        finish(&c, s, err))
+    if (rt__query_scan_pair(&c, s, &fb, &fc, err) || finish(&c, s, err))
         goto out;
     deploys = diff_deploys(s, req, err);
     if (!deploys)

@@ -109,6 +109,35 @@ void rt__query_instfn_fold(struct rt__query_ctx *c)
     }
 }
 
+/* Sets dst's values in page v (page index p) from src's, functions through fmap. */
+static int merge_page(struct rt__query_instfn *dst, uint32_t p, const double *v,
+                      const uint32_t *fmap)
+{
+    for (uint32_t j = 0; v && j < RT__QUERY_INSTFN_PAGE; j++) {
+        if (v[j] == 0)
+            continue;
+        double *slot = rt__query_instfn_slot(dst, fmap[p * RT__QUERY_INSTFN_PAGE + j]);
+        if (!slot)
+            return RT_ENOMEM;
+        *slot = v[j];
+    }
+    return 0;
+}
+
+int rt__query_instfn_merge(struct rt__query_ctx *c, int k, uint32_t inst,
+                           const struct rt__query_instfn *src, const uint32_t *fmap)
+{
+    if (!src->nlow && !src->nhigh)
+        return 0;
+    struct rt__query_instfn *m = rt__query_instfn_of(c, k, inst);
+    int rc = m ? 0 : RT_ENOMEM;
+    for (uint32_t p = 0; !rc && p < src->nlow; p++)
+        rc = merge_page(m, p, src->low[p], fmap);
+    for (uint32_t h = 0; !rc && h < src->nhigh; h++)
+        rc = merge_page(m, src->high_pages[h].at, src->high_pages[h].v, fmap);
+    return rc;
+}
+
 void rt__query_instfn_cleanup(struct rt__query_ctx *c)
 {
     for (uint32_t i = 0; i < c->ninstfn; i++) {

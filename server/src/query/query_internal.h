@@ -281,6 +281,7 @@ struct rt__query_ctx {
     uint32_t nproducers;
     uint32_t producers_other;        /* profiles from producers past RT__QUERY_MAX_PRODUCERS */
     bool finished;
+    bool counted;                    /* in rt__query_contexts (until cleanup) */
 };
 
 void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum rt_ptype type,
@@ -301,6 +302,21 @@ int rt__query_finish(struct rt__query_ctx *c);
 int rt__query_scan(struct rt__query_ctx *c, int k, struct rt_store *s,
                    const struct rt_store_filter *f, struct rt_error *err);
 
+/* ---- scan_pair.c: a diff's two windows read at once ---- */
+/* Reads fb into window 0 of c and fc into window 1, as rt__query_scan twice does, to the bit;
+ * window 1 on a second thread when a CPU is free for it. Returns what rt__query_scan returns. */
+int rt__query_scan_pair(struct rt__query_ctx *c, struct rt_store *s,
+                        const struct rt_store_filter *fb, const struct rt_store_filter *fc,
+                        struct rt_error *err);
+/* When rt__query_scan_pair uses a second thread: when no other query runs (the default),
+ * always or never (tests). */
+enum { RT__QUERY_PAIR_AUTO, RT__QUERY_PAIR_ALWAYS, RT__QUERY_PAIR_NEVER };
+void rt__query_pair_mode(int mode);
+/* Whether rt__query_scan_pair would read window 1 on a second thread now. */
+bool rt__query_pair_threaded(void);
+/* Counts the contexts alive, process-wide (rt__query_ctx_init +1, rt__query_ctx_cleanup -1). */
+void rt__query_contexts(int delta);
+
 /* ---- rollup.c: whole hours summed once (docs/internals/rollups.md) ---- */
 /* Adds one rollup (an hour of one instance, as rt__query_rollup_encode wrote it) to window k,
  * which must hold the hour: the same state as adding each of its profiles. Returns 0,
@@ -313,6 +329,9 @@ int rt__query_add_rollup(struct rt__query_ctx *c, int k, const char *instance, c
  * (unknown stack). */
 int rt__query_fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out);
 int rt__query_stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out);
+/* The same, the stack's frame ids (depth of them, root first) given instead of fetched. */
+int rt__query_stack_index_of(struct rt__query_ctx *c, uint32_t stack_id, const uint32_t *frames,
+                             size_t depth, uint32_t *out);
 int rt__query_add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v);
 /* instfn.c: instance inst's values in window k (made empty when new; NULL when out of
  * memory); the value slot of function fn (its page made when absent; NULL when out of
@@ -321,6 +340,11 @@ int rt__query_add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t
 struct rt__query_instfn *rt__query_instfn_of(struct rt__query_ctx *c, int k, uint32_t inst);
 double *rt__query_instfn_slot(struct rt__query_instfn *m, uint32_t fn);
 void rt__query_instfn_fold(struct rt__query_ctx *c);
+/* Sets instance inst's values in window k of c from src (an instance's values in another
+ * context, which c's window k has not read), its function indexes mapped through fmap (src's
+ * index -> c's). Returns 0 or RT_ENOMEM. */
+int rt__query_instfn_merge(struct rt__query_ctx *c, int k, uint32_t inst,
+                           const struct rt__query_instfn *src, const uint32_t *fmap);
 void rt__query_instfn_cleanup(struct rt__query_ctx *c);
 /* The self value of function fn in instance inst's window k for capacity, 0 when none. */
 double rt__query_instfn_value(const struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn);

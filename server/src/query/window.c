@@ -44,6 +44,8 @@ void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum 
     rt_u64map_init(&c->stack_map);
     rt_intern_init(&c->insts);
     rt_arena_init(&c->arena);
+    c->counted = true;
+    rt__query_contexts(1);
 }
 
 void rt__query_ctx_cleanup(struct rt__query_ctx *c)
@@ -67,6 +69,8 @@ void rt__query_ctx_cleanup(struct rt__query_ctx *c)
     rt_u64map_cleanup(&c->stack_map);
     rt__query_instfn_cleanup(c);
     rt_intern_cleanup(&c->insts);
+    if (c->counted) /* a second cleanup finds it all zero */
+        rt__query_contexts(-1);
     memset(c, 0, sizeof(*c));
 }
 
@@ -129,15 +133,10 @@ static int fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out)
     return 0;
 }
 
-static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out)
+/* Makes the record of stack stack_id (not yet in c) from its frame ids, root first. */
+static int new_stack(struct rt__query_ctx *c, uint32_t stack_id, const uint32_t *frames,
+                     size_t depth, uint32_t *out)
 {
-    if (rt_u64map_find(&c->stack_map, stack_id, out))
-        return 0;
-    uint32_t frames[RT_MAX_STACK_DEPTH + 1];
-    size_t depth = 0;
-    if (c->src.stack(c->src.ud, stack_id, frames, RT_MAX_STACK_DEPTH + 1, &depth) != 0 ||
-        depth == 0)
-        return RT_EIO;
     int rc = rt_array_grow((void **)&c->fpool, &c->cap_fpool, c->nfpool + depth, sizeof(*c->fpool));
     if (!rc && c->nfpool + depth > UINT32_MAX)
         rc = RT_ENOMEM;
@@ -159,6 +158,18 @@ static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out
     c->nfpool += depth;
     *out = c->nstacks++;
     return 0;
+}
+
+static int stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out)
+{
+    if (rt_u64map_find(&c->stack_map, stack_id, out))
+        return 0;
+    uint32_t frames[RT_MAX_STACK_DEPTH + 1];
+    size_t depth = 0;
+    if (c->src.stack(c->src.ud, stack_id, frames, RT_MAX_STACK_DEPTH + 1, &depth) != 0 ||
+        depth == 0)
+        return RT_EIO;
+    return new_stack(c, stack_id, frames, depth, out);
 }
 
 /* A fresh stamp; on wrap-around every function's stamp is reset. */
@@ -521,6 +532,14 @@ int rt__query_fn_index(struct rt__query_ctx *c, uint32_t frame_id, uint32_t *out
 int rt__query_stack_index(struct rt__query_ctx *c, uint32_t stack_id, uint32_t *out)
 {
     return stack_index(c, stack_id, out);
+}
+
+int rt__query_stack_index_of(struct rt__query_ctx *c, uint32_t stack_id, const uint32_t *frames,
+                             size_t depth, uint32_t *out)
+{
+    if (rt_u64map_find(&c->stack_map, stack_id, out))
+        return 0;
+    return depth ? new_stack(c, stack_id, frames, depth, out) : RT_EIO;
 }
 
 int rt__query_add_instfn(struct rt__query_ctx *c, int k, uint32_t inst, uint32_t fn, double v)
