@@ -314,7 +314,8 @@ enum { RT__QUERY_PAIR_AUTO, RT__QUERY_PAIR_ALWAYS, RT__QUERY_PAIR_NEVER };
 void rt__query_pair_mode(int mode);
 /* Whether rt__query_scan_pair would read window 1 on a second thread now. */
 bool rt__query_pair_threaded(void);
-/* Counts the contexts alive, process-wide (rt__query_ctx_init +1, rt__query_ctx_cleanup -1). */
+/* Counts the contexts alive, process-wide (rt__query_ctx_init +1, rt__query_ctx_cleanup -1),
+ * and the timelines reading (timeline.c), which need no context. */
 void rt__query_contexts(int delta);
 
 /* ---- rollup.c: whole hours summed once (docs/internals/rollups.md) ---- */

@@ -16,7 +16,7 @@
 #include "query_internal.h"
 
 static atomic_int mode = RT__QUERY_PAIR_AUTO;
-static atomic_int contexts; /* query contexts alive, process-wide */
+static atomic_int contexts; /* query contexts alive, and timelines reading, process-wide */
 static long cpus;          /* online CPUs, read once (0: not yet) */
 
 void rt__query_pair_mode(int m)
@@ -140,7 +140,8 @@ int rt__query_scan_pair(struct rt__query_ctx *c, struct rt_store *s,
                         const struct rt_store_filter *fb, const struct rt_store_filter *fc,
                         struct rt_error *err)
 {
-    struct side *b = rt__query_pair_threaded() ? calloc(1, sizeof(*b)) : NULL;
+    bool two = fc->to_ns > fc->from_ns && fb->to_ns > fb->from_ns; /* else one is empty */
+    struct side *b = two && rt__query_pair_threaded() ? calloc(1, sizeof(*b)) : NULL;
     pthread_t t;
     if (b) {
         rt__query_ctx_init(&b->ctx, c->src, c->type, 1);
