@@ -1,5 +1,6 @@
 # RootTrace build. `make` builds build/roottrace; `make test` runs every test; `make demo`
-# runs the product demonstration. `make SAN=1` builds under ASan+UBSan into build/san/.
+# runs the product demonstration. `make SAN=1` builds under ASan+UBSan into build/san/,
+# `make TSAN=1` under ThreadSanitizer into build/tsan/.
 
 SAN     ?=
 FUZZ    ?=
@@ -10,6 +11,12 @@ BUILD   ?= build/fuzz
 CC       = $(FUZZ_CC)
 SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=all
+OPT      = -O1 -g
+else ifeq ($(TSAN),1)
+# ThreadSanitizer (make TSAN=1 unit): the threads of the server's library (group commit, a
+# diff's second window, ClickHouse's statements at once) checked for data races.
+BUILD   ?= build/tsan
+SANFLAGS = -fsanitize=thread -fno-omit-frame-pointer
 OPT      = -O1 -g
 else ifeq ($(SAN),1)
 BUILD   ?= build/san

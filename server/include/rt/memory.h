@@ -19,8 +19,14 @@
  * (the defaults then stay; nothing else changes). */
 int rt_memory_policy(void);
 
+/* Defined in a build whose sanitizer replaces malloc (AddressSanitizer, ThreadSanitizer):
+ * glibc's heaps are then unused, and there is nothing of them to read or to give back. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RT_MEMORY_MALLOC_REPLACED 1
+#endif
+
 /* What the process's memory holds, for /metrics (bytes; -1 where it cannot be read: the heap's
- * figures in a build under AddressSanitizer, whose allocator replaces malloc). */
+ * figures when RT_MEMORY_MALLOC_REPLACED). */
 struct rt_memory_stats {
     long long resident;  /* resident set (/proc/self/statm), as the kernel counts it */
     long long heap_used; /* malloc's blocks in use, heaps and own mappings (mallinfo2) */

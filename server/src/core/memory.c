@@ -18,8 +18,8 @@ int rt_memory_policy(void)
 
 void rt_memory_stats(struct rt_memory_stats *out)
 {
-#if defined(__SANITIZE_ADDRESS__)
-    /* ASan's allocator replaces malloc: mallinfo2 would read glibc's heaps, unused (0). */
+#if defined(RT_MEMORY_MALLOC_REPLACED)
+    /* mallinfo2 would read glibc's heaps, unused (0) */
     out->heap_used = out->heap_free = -1;
 #else
     struct mallinfo2 mi = mallinfo2();
@@ -37,7 +37,7 @@ void rt_memory_stats(struct rt_memory_stats *out)
 
 long long rt_memory_release(size_t keep)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(RT_MEMORY_MALLOC_REPLACED)
     (void)keep;
     return -1;
 #else
