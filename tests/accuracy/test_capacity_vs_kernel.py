@@ -147,6 +147,27 @@ def check_blocked(server, run):
     assert abs(rt_vcpu - os_vcpu) <= 0.05 * os_vcpu + slack, (rt_vcpu, os_vcpu)
 
 
+def quota_bit(q, name, before):
+    """Whether q's quota bit over a run (before: q's counters when it began), and the line
+    that says so: the workload asks for ~0.7 of a CPU in 70 ms bursts, more than the quota
+    gives, so the quota bit when the cgroup used about all of it over the periods it ran, and
+    ran out in a good share of them (how many depends on how the bursts fall across period
+    edges: CI read 116 of 454 for Go, 365 of 454 for Node)."""
+    used0, throttled0, periods0 = before
+    throttled, periods = q.throttled_periods()
+    throttled, periods, used = throttled - throttled0, periods - periods0, q.usage_s() - used0
+    used_rate = used / (max(periods, 1) * q.PERIOD_US / 1e6)
+    print(f"\n[quota {name}] cgroup v{q.version}: used {used:.2f} s ({used_rate:.3f} of a CPU "
+          f"over the periods it ran), throttled in {throttled} of {periods} periods")
+    return used_rate > 0.85 * QUOTA_CORES and throttled > 0.1 * periods, \
+        f"used {used_rate:.3f} of a CPU under a {QUOTA_CORES} quota, throttled in " \
+        f"{throttled} of {periods} periods: it did not bite"
+
+
+def counters(q):
+    return (q.usage_s(),) + q.throttled_periods()
+
+
 def test_under_a_cpu_quota(server, tmp_path, runtimes):
     why = kernel_cpu.CpuQuota.available()
     if why:
@@ -157,22 +178,24 @@ def test_under_a_cpu_quota(server, tmp_path, runtimes):
     for q in quotas.values():
         q.__enter__()
     try:
+        before = {n: counters(q) for n, q in quotas.items()}
         runs = run_all(server, tmp_path,
                        jobs_for(runtimes, names, "quota", {n: q.wrap for n, q in quotas.items()}),
                        RUN_S)
         for run in runs:
-            q = quotas[run.runtime.name]
-            throttled, periods = q.throttled_periods()
-            print(f"\n[quota {run.runtime.name}] cgroup v{q.version}: used {q.usage_s()} s, "
-                  f"throttled {q.throttled_s():.2f} s in {throttled} of {periods} periods")
-            # the workload asks for ~0.7 of a CPU in 70 ms bursts, more than the quota gives:
-            # the quota bit when the cgroup used about all of it over the periods it ran, and
-            # ran out in a good share of them (how many depends on how the bursts fall across
-            # period edges: CI read 116 of 454 for Go, 365 of 454 for Node)
-            used_rate = q.usage_s() / (periods * q.PERIOD_US / 1e6)
-            assert used_rate > 0.85 * QUOTA_CORES, \
-                f"used {used_rate:.3f} of a CPU under a {QUOTA_CORES} quota: it did not bite"
-            assert throttled > 0.1 * periods, "the quota hardly throttled: it did not bite"
+            n = run.runtime.name
+            bit, why = quota_bit(quotas[n], n, before[n])
+            if not bit:
+                # The three at once ask for 1.5 CPUs of a 2-core host beside the server: a
+                # host busy with anything else leaves a cgroup less than its quota (a run
+                # beside a fuzzer read 0.385 of a CPU). Then the condition was not made, so
+                # that runtime runs again alone, where it must bite.
+                print(f"  {why}: {n} runs again alone")
+                b = counters(quotas[n])
+                run = run_all(server, tmp_path, [(runtimes[n], f"quota-alone-{n}",
+                                                  quotas[n].wrap, None)], RUN_S)[0]
+                bit, why = quota_bit(quotas[n], f"{n}, alone", b)
+            assert bit, why
             check_capacity(server, run, label=f"quota {QUOTA_CORES} core")
     finally:
         for q in quotas.values():

@@ -4,9 +4,10 @@
  *   written here from docs/internals/store.md, byte by byte;
  * - a blob it accepts whose ids ascend strictly does not come back the same from
  *   rt__store_encode_rows and a second decode: to the bit, but for a count of -0, which
- *   comes back as 0 (the encoder writes it as the integer). Ids that repeat are left out: the
- *   encoder's merge would sum their values, which the ingest's bounds keep in range and a
- *   blob's need not. */
+ *   comes back as 0 (the encoder writes it as the integer);
+ * - a blob it accepts whose ids repeat or descend is not encoded either as its distinct ids,
+ *   ascending, each with the sum of its values, or refused with RT_ETOOBIG exactly when one
+ *   of those sums leaves int64 (the ingest's bounds keep them in range; a blob's need not). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,51 @@
 #include <string.h>
 
 #include "store/store_int.h"
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint32_t x = ((const struct rt_store_row *)a)->stack_id;
+    uint32_t y = ((const struct rt_store_row *)b)->stack_id;
+    return x < y ? -1 : x > y;
+}
+
+/* rows[0..n) (ids not strictly ascending) through the encoder's sort and merge, against the
+ * same merge done here in 128-bit sums. */
+static void merged_again(const struct rt_store_row *rows, size_t n)
+{
+    struct rt_store_row *mine = malloc(n * sizeof(*mine)), *got = malloc(n * sizeof(*got));
+    __int128 *sum = malloc(n * sizeof(*sum));
+    if (!mine || !got || !sum)
+        abort();
+    memcpy(mine, rows, n * sizeof(*mine));
+    memcpy(got, rows, n * sizeof(*got));
+    qsort(mine, n, sizeof(*mine), cmp_id);
+    size_t k = 0;
+    bool over = false;
+    for (size_t i = 0; i < n; i++) {
+        if (i && mine[i].stack_id == mine[k - 1].stack_id) {
+            sum[k - 1] += mine[i].value_ns;
+        } else {
+            mine[k] = mine[i];
+            sum[k++] = mine[i].value_ns;
+        }
+    }
+    for (size_t i = 0; i < k; i++)
+        over = over || sum[i] > INT64_MAX || sum[i] < INT64_MIN;
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    size_t kept = n;
+    int rc = rt__store_encode_rows(&b, got, &kept, 0);
+    if (rc != (over ? RT_ETOOBIG : 0) || (!over && kept != k))
+        abort();
+    for (size_t i = 0; !over && i < k; i++)
+        if (got[i].stack_id != mine[i].stack_id || got[i].value_ns != (int64_t)sum[i])
+            abort();
+    rt_buf_cleanup(&b);
+    free(mine);
+    free(got);
+    free(sum);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -118,6 +164,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     abort();
         }
         rt_buf_cleanup(&b);
+    } else if (rc == 0 && n > 1) {
+        merged_again(rows, n);
     }
     free(rows);
     free(again);

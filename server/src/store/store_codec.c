@@ -133,29 +133,41 @@ static void sort_rows(struct rt_store_row *rows, size_t n)
     free(tmp);
 }
 
-/* Sorts rows by stack id and merges equal ids; returns the new count. */
-static size_t sort_merge(struct rt_store_row *rows, size_t n)
+/* Sorts rows by stack id and merges equal ids into *n, their value_ns summed exactly (in 128
+ * bits, so that the order of the terms does not matter). Returns 0, or RT_ETOOBIG when one
+ * stack's sum leaves int64 (the model bounds a profile's total at 2^62, so only rows from
+ * elsewhere can). */
+static int sort_merge(struct rt_store_row *rows, size_t *n)
 {
-    if (n < 2)
-        return n;
-    sort_rows(rows, n);
+    if (*n < 2)
+        return 0;
+    sort_rows(rows, *n);
     size_t k = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (rows[i].stack_id == rows[k].stack_id) {
+    __int128 sum = rows[0].value_ns;
+    for (size_t i = 1; i <= *n; i++) {
+        if (i < *n && rows[i].stack_id == rows[k].stack_id) {
             rows[k].samples += rows[i].samples;
-            rows[k].value_ns += rows[i].value_ns;
-        } else {
+            sum += rows[i].value_ns;
+            continue;
+        }
+        if (sum > INT64_MAX || sum < INT64_MIN)
+            return RT_ETOOBIG;
+        rows[k].value_ns = (int64_t)sum;
+        if (i < *n) {
             rows[++k] = rows[i];
+            sum = rows[k].value_ns;
         }
     }
-    return k + 1;
+    *n = k + 1;
+    return 0;
 }
 
 int rt__store_encode_rows(struct rt_buf *b, struct rt_store_row *rows, size_t *nrows,
                           int64_t period_ns)
 {
-    size_t n = sort_merge(rows, *nrows);
-    *nrows = n;
+    if (sort_merge(rows, nrows))
+        return RT_ETOOBIG;
+    size_t n = *nrows;
     b->len = 0;
     size_t need;
     if (__builtin_mul_overflow(n, (size_t)(5 + 10 + 8 + 10), &need) ||

@@ -304,7 +304,8 @@ uint64_t rt__store_stack_hash(const void *blob, size_t n);
 
 /* Encodes rows (sorted in place by stack id, equal ids merged) into b (cleared first).
  * period_ns predicts value_ns from integral samples so that value = samples * period costs a
- * byte. Returns 0 or RT_ENOMEM/RT_ETOOBIG. */
+ * byte. Returns 0, RT_ENOMEM, or RT_ETOOBIG (too many rows, or a stack's merged value_ns
+ * past int64: rows and *nrows are then partly merged). */
 int rt__store_encode_rows(struct rt_buf *b, struct rt_store_row *rows, size_t *nrows,
                           int64_t period_ns);
 

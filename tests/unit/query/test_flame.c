@@ -143,6 +143,62 @@ static void test_tree(void)
     fake_free(f);
 }
 
+/* The node of a folded path ("main;f;g") under the root, or -1. */
+static long by_path(json_t *fg, const char *path)
+{
+    long at = 0;
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *save, *fr = strtok_r(buf, ";", &save); fr && at >= 0;
+         fr = strtok_r(NULL, ";", &save)) {
+        long next = -1;
+        for (size_t i = 0; next < 0 && child(fg, at, i) >= 0; i++)
+            if (strcmp(name(fg, child(fg, at, i)), fr) == 0)
+                next = child(fg, at, i);
+        at = next;
+    }
+    return at;
+}
+
+/* Each stack is added along the path of the stack before it as far as they share frames
+ * (flame.c, build): stacks that share a prefix, end inside the one before, go deeper than it,
+ * and a stack whose next frame equals the frame stored after the one before (the stacks'
+ * frames lie one after the other): every node where its path says, with its own totals. */
+static void test_shared_prefixes(void)
+{
+    struct fake *f = fake_new();
+    struct rt__query_ctx c;
+    rt__query_ctx_init(&c, fake_src(f), RT_PTYPE_CPU, 1);
+    rt__query_ctx_window(&c, 0, 0, 600 * S_NS);
+    struct frow rows[] = {{"main;f;g", 1, 1 * MS_NS},   {"main;f", 2, 2 * MS_NS},
+                          {"main;f;g;h", 4, 4 * MS_NS}, {"x;y", 8, 8 * MS_NS},
+                          {"a", 16, 16 * MS_NS},        {"a;a", 32, 32 * MS_NS},
+                          {"main;k", 64, 64 * MS_NS},   {"x;y;a", 128, 128 * MS_NS}};
+    struct fmeta m = {"i1", 0, 600 * S_NS, false, 0, false, NULL, 0, false};
+    CHECK_INT(fake_add(&c, f, 0, &m, rows, 8), 0);
+    CHECK_INT(rt__query_finish(&c), 0);
+    same_as_text(&c, false, RT__QUERY_MAX_FLAME_NODES);
+    json_t *fg = rt__query_flame_json(&c, false, RT__QUERY_MAX_FLAME_NODES);
+    CHECK_INT(check_shape(fg, plain_keys, 6), 11);
+    static const struct {
+        const char *path;
+        long long total, self;
+    } want[] = {{"main", 71, 0},     {"main;f", 7, 2}, {"main;f;g", 5, 1}, {"main;f;g;h", 4, 4},
+                {"main;k", 64, 64},  {"x", 136, 0},    {"x;y", 136, 8},    {"x;y;a", 128, 128},
+                {"a", 48, 16},       {"a;a", 32, 32}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        long at = by_path(fg, want[i].path);
+        if (at < 0 || ns(fg, at, "total_ns") != want[i].total * MS_NS)
+            fprintf(stderr, "  %s: node %ld\n", want[i].path, at);
+        CHECK(at > 0);
+        CHECK_INT(ns(fg, at, "total_ns"), want[i].total * MS_NS);
+        CHECK_INT(ns(fg, at, "self_ns"), want[i].self * MS_NS);
+    }
+    json_decref(fg);
+    rt__query_ctx_cleanup(&c);
+    fake_free(f);
+}
+
 /* Pruning: 4 leaves under main (40, 30, 20, 10 ms). A budget of 3 nodes keeps main and the
  * two largest leaves; main keeps its full total (100 ms) and the root says truncated. */
 static void test_prune(void)
@@ -425,6 +481,7 @@ static void test_text_odd_names(void)
 int main(void)
 {
     RUN(test_tree);
+    RUN(test_shared_prefixes);
     RUN(test_prune);
     RUN(test_prune_is_the_first_of_the_order);
     RUN(test_diff_tree);

@@ -101,6 +101,22 @@ static void test_rows_codec(void)
     const unsigned char huge_count[] = {1, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3};
     CHECK_INT(rt__store_decode_rows(huge_count, sizeof(huge_count), &out, &cap, &m),
               RT_EMALFORMED);
+    /* equal stacks whose values merge past int64 are refused, not wrapped */
+    struct rt_store_row twice[] = {{3, 1, INT64_MAX - 5}, {3, 1, 6}, {1, 1, 1}};
+    n = 3;
+    CHECK_INT(rt__store_encode_rows(&b, twice, &n, 10000000), RT_ETOOBIG);
+    struct rt_store_row down[] = {{3, 1, INT64_MIN + 5}, {3, 1, -6}};
+    n = 2;
+    CHECK_INT(rt__store_encode_rows(&b, down, &n, 10000000), RT_ETOOBIG);
+    /* a sum that fits is kept whatever the order of its terms (past INT64_MAX on the way) */
+    struct rt_store_row fits[] = {{3, 1, INT64_MAX - 6}, {3, 1, 9}, {9, 1, 1}, {3, 1, -3}};
+    n = 4;
+    CHECK_INT(rt__store_encode_rows(&b, fits, &n, 10000000), 0);
+    CHECK_INT(n, 2);
+    CHECK_INT(rt__store_decode_rows(b.data, b.len, &out, &cap, &m), 0);
+    CHECK_INT(m, 2);
+    CHECK(m == 2 && out[0].value_ns == INT64_MAX && out[0].samples == 3);
+    CHECK(m == 2 && out[1].stack_id == 9 && out[1].value_ns == 1);
     /* empty profile */
     n = 0;
     CHECK_INT(rt__store_encode_rows(&b, NULL, &n, 0), 0);
