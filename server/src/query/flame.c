@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "query_internal.h"
+#include "rt/buf.h"
 #include "rt/json_text.h"
 
 #define NONE UINT32_MAX
@@ -103,15 +104,12 @@ static int build(struct tree *t)
             deepest = st->depth > deepest ? st->depth : deepest;
         }
     }
+    size_t cap_sh = 0;
     int rc = order && frames < NONE ? 0 : RT_ENOMEM;
     if (!rc) {
-        sh = malloc(frames * sizeof(*sh));
         path = malloc((size_t)deepest * sizeof(*path));
-        final = malloc(frames * sizeof(*final));
         spath = malloc(((size_t)c->nfpool + 1) * sizeof(*spath)); /* shapes, as c->fpool */
-        t->nodes = malloc(frames * sizeof(*t->nodes));
-        t->cap = (uint32_t)frames;
-        rc = sh && path && final && spath && t->nodes ? 0 : RT_ENOMEM;
+        rc = path && spath ? rt_array_grow((void **)&sh, &cap_sh, 1, sizeof(*sh)) : RT_ENOMEM;
     }
     if (rc)
         goto out;
@@ -119,12 +117,15 @@ static int build(struct tree *t)
     uint32_t nsh = 1, prev_depth = 0;
     const uint32_t *prev = NULL;
     sh[0] = (struct shape){NONE, NONE};
-    for (uint32_t i = 0; i < m; i++) {
+    for (uint32_t i = 0; !rc && i < m; i++) {
         const struct rt__query_stack *st = &c->stacks[order[i]];
         const uint32_t *fp = c->fpool + st->off;
         uint32_t same = 0;
         while (prev && same < st->depth && same < prev_depth && fp[same] == prev[same])
             same++;
+        if ((rc = rt_array_grow((void **)&sh, &cap_sh, (size_t)nsh + st->depth - same,
+                                sizeof(*sh))))
+            break;
         for (uint32_t j = same; j < st->depth; j++) {
             sh[nsh] = (struct shape){j ? path[j - 1] : 0, fp[j]};
             path[j] = nsh++;
@@ -133,9 +134,18 @@ static int build(struct tree *t)
         prev = fp;
         prev_depth = st->depth;
     }
+    /* the nodes: as many as shapes (frames shared by stacks made one shape) */
+    if (!rc) {
+        final = malloc((size_t)nsh * sizeof(*final));
+        t->nodes = malloc((size_t)nsh * sizeof(*t->nodes));
+        t->cap = nsh;
+        rc = final && t->nodes ? 0 : RT_ENOMEM;
+    }
+    if (rc)
+        goto out;
     memset(final, 0xff, nsh * sizeof(*final));
     final[0] = new_node(t, NONE, NONE);
-    for (uint32_t s = 0; s < c->nstacks; s++) { /* order is no longer needed as such */
+    for (uint32_t s = 0; s < c->nstacks; s++) {
         const struct rt__query_stack *st = &c->stacks[s];
         bool any = false;
         for (int k = 0; k < nwin; k++)

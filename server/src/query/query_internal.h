@@ -75,7 +75,9 @@ struct rt__query_fn {
 
 /* One distinct stack seen in the query. */
 struct rt__query_stack {
-    uint32_t off;          /* first function index in rt__query_ctx.fpool (root first) */
+    uint32_t off;          /* first function index in rt__query_ctx.fpool (root first); the
+                            * stacks' regions of fpool never overlap (flame.c's build keeps
+                            * per-frame state in an array laid out as fpool) */
     uint32_t depth;        /* frames */
     uint32_t leaf;         /* fpool[off + depth - 1], kept here: one cache miss less a row */
     uint32_t id;           /* the store's stack id */
