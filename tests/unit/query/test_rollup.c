@@ -316,6 +316,18 @@ static void test_pair_merge(void)
         if (!rolled)
             CHECK_INT(build(b.s, T0 + 10 * H), 3);
     }
+    /* the server stopping: both windows' reads stop, the diff says so (and leaks nothing) */
+    rt_store_cancel_reads(b.s);
+    static const int modes[] = {RT__QUERY_PAIR_NEVER, RT__QUERY_PAIR_ALWAYS};
+    for (size_t i = 0; i < 2; i++) {
+        struct rt_error err = {0};
+        rt__query_pair_mode(modes[i]);
+        json_t *j = rt_query_diff(b.s, &d, &err);
+        rt__query_pair_mode(RT__QUERY_PAIR_AUTO);
+        CHECK(j == NULL);
+        CHECK_INT(err.code, RT_ECANCELED);
+        json_decref(j);
+    }
     tstore_close(&b);
 }
 
