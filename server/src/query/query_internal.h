@@ -5,6 +5,7 @@
 #define RT_QUERY_INTERNAL_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -284,6 +285,9 @@ struct rt__query_ctx {
     uint32_t producers_other;        /* profiles from producers past RT__QUERY_MAX_PRODUCERS */
     bool finished;
     bool counted;                    /* in rt__query_contexts (until cleanup) */
+    const atomic_int *abandon;       /* while a diff's windows are read at once: non-zero
+                                      * once the other window failed, and this context's
+                                      * scan then stops at its next profile (RT_ECANCELED) */
 };
 
 void rt__query_ctx_init(struct rt__query_ctx *c, struct rt__query_src src, enum rt_ptype type,

@@ -5,7 +5,8 @@
  * would have met those new to the first; every per-window sum of window 1 was made by the same
  * additions from 0. So the context, and the answer, are those of reading the windows one
  * after the other, to the bit (test_rollup.c's check_pair compares the answers' text). Only
- * when no other query runs: a busy server gains nothing from a second thread. */
+ * when no other query runs: a busy server gains nothing from a second thread. When one window
+ * fails, the other stops at its next profile, and the diff returns the first failure. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -48,6 +49,16 @@ bool rt__query_pair_threaded(void)
     return n >= 2 && atomic_load(&contexts) == 1;
 }
 
+/* Which window failed first, while both are read (0: neither yet): the other stops early
+ * (rt__query_ctx.abandon) and the diff reports the first one's error. */
+enum { FAILED_NONE, FAILED_0, FAILED_1 };
+
+static void note_failed(atomic_int *failed, int which)
+{
+    int none = FAILED_NONE;
+    atomic_compare_exchange_strong(failed, &none, which);
+}
+
 /* Window 1 read on its own thread into ctx (one window, as window 0). */
 struct side {
     struct rt__query_ctx ctx;
@@ -55,6 +66,7 @@ struct side {
     const struct rt_store_filter *f;
     struct rt_error err;
     int rc;
+    atomic_int failed;
 };
 
 static void *read_side(void *p)
@@ -62,6 +74,8 @@ static void *read_side(void *p)
     struct side *b = p;
     rt_error_clear(&b->err);
     b->rc = rt__query_scan(&b->ctx, 0, b->s, b->f, &b->err);
+    if (b->rc)
+        note_failed(&b->failed, FAILED_1);
     return NULL;
 }
 
@@ -147,17 +161,23 @@ int rt__query_scan_pair(struct rt__query_ctx *c, struct rt_store *s,
         rt__query_ctx_init(&b->ctx, c->src, c->type, 1);
         b->s = s;
         b->f = fc;
+        atomic_init(&b->failed, FAILED_NONE);
+        b->ctx.abandon = c->abandon = &b->failed;
         if (pthread_create(&t, NULL, read_side, b) != 0) {
             rt__query_ctx_cleanup(&b->ctx);
             free(b);
             b = NULL;
+            c->abandon = NULL;
         }
     }
     int rc = rt__query_scan(c, 0, s, fb, err);
     if (!b)
         return rc ? rc : rt__query_scan(c, 1, s, fc, err);
+    if (rc)
+        note_failed(&b->failed, FAILED_0);
     pthread_join(t, NULL);
-    if (!rc && b->rc) {
+    c->abandon = NULL;
+    if (atomic_load(&b->failed) == FAILED_1) { /* window 0's error, if any, is its stopping */
         if (err)
             *err = b->err;
         rc = b->rc;

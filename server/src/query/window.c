@@ -569,10 +569,19 @@ struct scan_ud {
     const uint8_t *profiled; /* per instance: has a profile in the window (version filter) */
 };
 
+/* True when the other window of a diff read at once failed (rt__query_ctx.abandon): this
+ * one stops, its answer unused. */
+static bool abandoned(const struct scan_ud *u)
+{
+    return u->c->abandon && atomic_load_explicit(u->c->abandon, memory_order_relaxed);
+}
+
 static int scan_profile_cb(void *ud, const struct rt_profile_meta *m,
                            const struct rt_store_row *rows, size_t nrows)
 {
     struct scan_ud *u = ud;
+    if (abandoned(u))
+        return RT_ECANCELED;
     return rt__query_add_profile(u->c, u->k, m, rows, nrows);
 }
 
@@ -584,6 +593,8 @@ static int agg_profile(void *ud, const struct rt_profile_meta *m, double weight,
 {
     struct scan_ud *u = ud;
     uint32_t inst;
+    if (abandoned(u))
+        return RT_ECANCELED;
     return add_prof(u->c, u->k, m, weight, n_i, v_i, &inst);
 }
 
@@ -628,6 +639,8 @@ static int scan_rollup_cb(void *ud, const char *instance, const char *version,
 {
     (void)version;
     struct scan_ud *u = ud;
+    if (abandoned(u))
+        return RT_ECANCELED;
     return rt__query_add_rollup(u->c, u->k, instance, data, len);
 }
 
