@@ -348,11 +348,17 @@ static void test_rolled_equals_raw(void)
         compare(a.s, b.s, (enum rt_ptype)t);
         CHECK_INT(build(b.s, T0 + 2 * D), 1);        /* the day */
         compare(a.s, b.s, (enum rt_ptype)t);
-        if (fixture_clickhouse()) { /* the raw part's starts not listed: the exclusion alone */
+        if (fixture_clickhouse()) {
             struct rt__ch *ch = b.s->be;
-            ch->raw_starts_max = 1;
+            ch->raw_part_batch = 1; /* the raw part as rows, a statement per start time */
+            compare(a.s, b.s, (enum rt_ptype)t);
+            ch->raw_part_batch = 0;
+            ch->raw_part_max = 1; /* listed, but too many profiles for rows: summed there */
+            compare(a.s, b.s, (enum rt_ptype)t);
+            ch->raw_starts_max = 1; /* too many for rows, starts not listed: the exclusion */
             compare(a.s, b.s, (enum rt_ptype)t);
             ch->raw_starts_max = 0;
+            ch->raw_part_max = 0;
         }
 
         /* a late profile sends its hour and its day back to raw until they are built again */

@@ -84,11 +84,25 @@ struct rt__ch {
     /* How many start times of a rolled window's raw part its sums list, at most (0:
      * RT__CH_RAW_STARTS; clickhouse_rollups.c). Tests lower it to reach the unlisted read. */
     size_t raw_starts_max;
+    /* A raw part of at most this many profiles is read as rows, in batches of about
+     * raw_part_batch (0: RT__CH_PART_MAX, RT__CH_PART_BATCH; tests lower them). */
+    size_t raw_part_max;
+    uint64_t raw_part_batch;
 };
 
 /* 8,192 starts of ~20 characters: ~160 KiB of SQL, under the server's max_query_size of
  * 256 KiB for each of a window's four sums. */
 #define RT__CH_RAW_STARTS 8192
+
+/* A rolled window's raw part of at most RT__CH_PART_MAX profiles is read as rows and summed by
+ * the node, in statements of about RT__CH_PART_BATCH profiles (each response held whole, as a
+ * scan's slice of RT__CH_SCAN_SLICE_NS is: ~1,000 profiles for 100 instances); a larger one
+ * is summed in ClickHouse (clickhouse_rollups.c). */
+#define RT__CH_PART_MAX 16384
+#define RT__CH_PART_BATCH 1024
+/* Statements of a raw part in flight at once (the rollups' read beside the first ones): their
+ * answers are held together. */
+#define RT__CH_PART_AT_ONCE 4
 
 /* ---- clickhouse_http.c ---- */
 
@@ -228,6 +242,19 @@ int64_t rt__ch_profile_count(struct rt_store *s);
 int rt__ch_scan(struct rt_store *s, const struct rt_store_filter *f, rt_store_profile_cb cb,
                 void *ud, struct rt_error *err);
 
+/* The statement of a rolled window's raw part as rows (rt__ch_scan_rolled) into sql: the
+ * filter's profiles that keep (an SQL condition: a list of start times) selects and exclude
+ * (the profiles the rollups stand for) does not, deduplicated, in time order, with earliest
+ * (the earliest start, rt__ch_earliest_read) as the constant bound in PREWHERE. 0 or
+ * RT_ENOMEM. */
+int rt__ch_part_sql(struct rt_buf *sql, const struct rt_store_filter *f, const char *exclude,
+                    const char *keep, int64_t earliest);
+/* Reads the profiles of such a statement's answer out (freeing its memory), gives their
+ * stacks local ids and calls cb for each, in order. Returns 0, RT_EIO (a bad answer, a stack
+ * missing), RT_ENOMEM or cb's error. */
+int rt__ch_take_scan(struct rt_store *s, struct rt_buf *out, rt_store_profile_cb cb, void *ud,
+                     struct rt_error *err);
+
 /* Gives every stack of ids[0..n) (ClickHouse ids) a local id, loading from ClickHouse the
  * stacks and frames this process has not seen. Returns 0, RT_EIO or RT_ENOMEM. */
 int rt__ch_resolve_stacks(struct rt_store *s, const uint64_t *ids, size_t n,
@@ -241,9 +268,11 @@ int rt__ch_filter_sql(struct rt_buf *b, const struct rt_store_filter *f);
  * ClickHouse bound the primary key's range before it reads (PREWHERE). */
 int rt__ch_filter_sql_from(struct rt_buf *b, const struct rt_store_filter *f, int64_t earliest);
 /* The earliest start of a profile of f's service and type that may overlap f's window: its
- * start less the longest stored profile's duration. 0 or RT_EIO. */
-int rt__ch_earliest_start(struct rt__ch *ch, const struct rt_store_filter *f, int64_t *earliest,
-                          struct rt_error *err);
+ * start less the longest stored profile's duration. The statement finding it into sql (0 or
+ * RT_ENOMEM), and its answer read into *earliest (0 or RT_EIO). */
+int rt__ch_earliest_sql(struct rt_buf *sql, const struct rt_store_filter *f);
+int rt__ch_earliest_read(const struct rt_buf *out, const struct rt_store_filter *f,
+                         int64_t *earliest, struct rt_error *err);
 
 /* ---- clickhouse_window.c ---- */
 

@@ -220,40 +220,44 @@ struct rolled {
     uint64_t gen;
 };
 
-/* The window's whole blocks whose rollups are current, days first, into *out (*n). */
-static int usable_blocks(struct rt__ch *ch, const struct rt_store_filter *f, struct rolled **out,
-                         size_t *n, struct rt_error *err)
+/* The statement finding the window's whole blocks whose rollups are current, days first. 0 or
+ * RT_ENOMEM. */
+static int blocks_sql(struct rt_buf *sql, const struct rt_store_filter *f)
 {
-    struct rt_buf sql, res;
-    rt_buf_init(&sql, 0);
-    rt_buf_init(&res, 0);
     int64_t lo[RT_ROLLUP_LEVELS], hi[RT_ROLLUP_LEVELS];
-    int rc = rt_buf_puts(&sql, "SELECT level, block, gen FROM (");
+    int rc = rt_buf_puts(sql, "SELECT level, block, gen FROM (");
     for (int level = 0; !rc && level < RT_ROLLUP_LEVELS; level++) {
         int64_t len = rt_rollup_level_ns(level);
         lo[level] = block_ceil(f->from_ns, level);
         hi[level] = f->to_ns / len;
-        rc = rt_buf_printf(&sql, "%sSELECT toUInt8(%d) AS level, %s AS block, " GEN_SQL
-                                 " AS gen FROM profiles WHERE ",
+        rc = rt_buf_printf(sql, "%sSELECT toUInt8(%d) AS level, %s AS block, " GEN_SQL
+                                " AS gen FROM profiles WHERE ",
                            level ? " UNION ALL " : "", level, rt__ch_block_sql(level)) ||
-             service_sql(&sql, f->service, f->type) ||
-             rt_buf_printf(&sql, " AND time_ns >= %lld AND time_ns < %lld GROUP BY block "
-                                 "HAVING block >= %lld AND block < %lld",
+             service_sql(sql, f->service, f->type) ||
+             rt_buf_printf(sql, " AND time_ns >= %lld AND time_ns < %lld GROUP BY block "
+                                "HAVING block >= %lld AND block < %lld",
                            (long long)(lo[level] * len), (long long)(hi[level] * len),
                            (long long)lo[level], (long long)hi[level]);
     }
-    rc = rc || rt_buf_puts(&sql, ") AS cur ANY INNER JOIN (SELECT level, block, gen FROM rollups "
-                                 "WHERE ") ||
-         service_sql(&sql, f->service, f->type) ||
-         rt_buf_printf(&sql, " AND ((level = 0 AND block >= %lld AND block < %lld) OR (level = 1 "
-                             "AND block >= %lld AND block < %lld)) " COMPLETE_SQL
-                             ") AS done USING (level, block, gen) ORDER BY level DESC, block "
-                             "FORMAT RowBinary",
+    rc = rc || rt_buf_puts(sql, ") AS cur ANY INNER JOIN (SELECT level, block, gen FROM rollups "
+                                "WHERE ") ||
+         service_sql(sql, f->service, f->type) ||
+         rt_buf_printf(sql, " AND ((level = 0 AND block >= %lld AND block < %lld) OR (level = 1 "
+                            "AND block >= %lld AND block < %lld)) " COMPLETE_SQL
+                            ") AS done USING (level, block, gen) ORDER BY level DESC, block "
+                            "FORMAT RowBinary",
                        (long long)lo[0], (long long)hi[0], (long long)lo[1], (long long)hi[1]);
-    rc = rt__ch_select_rows(ch, &sql, !rc, &res, err);
+    return rc ? RT_ENOMEM : 0;
+}
+
+/* The blocks of blocks_sql's answer res into *out (*n). */
+static int read_blocks(const struct rt_buf *res, struct rolled **out, size_t *n,
+                       struct rt_error *err)
+{
     size_t cap = 0;
+    int rc = 0;
     struct rt__ch_rd r;
-    rt__ch_rd_init(&r, &res);
+    rt__ch_rd_init(&r, res);
     while (!rc && rt__ch_rd_more(&r)) {
         struct rolled b;
         b.level = rt__ch_rd_u8(&r); /* in the columns' order: one statement each */
@@ -266,8 +270,28 @@ static int usable_blocks(struct rt__ch *ch, const struct rt_store_filter *f, str
         else
             (*out)[(*n)++] = b;
     }
-    rt_buf_cleanup(&sql);
-    rt_buf_cleanup(&res);
+    return rc;
+}
+
+/* The window's usable blocks into *out (*n), and the earliest start of a profile that may
+ * overlap it into *earliest: the two statements at once. */
+static int usable_blocks(struct rt__ch *ch, const struct rt_store_filter *f, struct rolled **out,
+                         size_t *n, int64_t *earliest, struct rt_error *err)
+{
+    struct rt_buf sql[2], res[2];
+    for (int i = 0; i < 2; i++) {
+        rt_buf_init(&sql[i], 0);
+        rt_buf_init(&res[i], 0);
+    }
+    int rc = blocks_sql(&sql[0], f) || rt__ch_earliest_sql(&sql[1], f)
+                 ? rt_error_set(err, RT_ENOMEM, "out of memory")
+                 : rt__ch_run_all(ch, sql, res, 2, err);
+    rc = rc ? rc : read_blocks(&res[0], out, n, err);
+    rc = rc ? rc : rt__ch_earliest_read(&res[1], f, earliest, err);
+    for (int i = 0; i < 2; i++) {
+        rt_buf_cleanup(&sql[i]);
+        rt_buf_cleanup(&res[i]);
+    }
     return rc;
 }
 
@@ -354,46 +378,117 @@ static int read_rollups(struct rt_buf *out, const struct rt_store_window_reader 
     return rc;
 }
 
-/* The start times of the filter's profiles (from earliest) that exclude does not select, as
- * "time_ns IN (t1,t2,...)" into keep, with their number of distinct starts in *n; keep is left
- * empty when there are more than the backend lists (rt__ch.raw_starts_max, RT__CH_RAW_STARTS):
- * the exclusion alone then selects the same profiles, reading every granule of the window.
- * One pass over the window's times and durations at the default block size; the four sums
- * then read only the granules holding one of those starts (a week through its days: ~3,000
- * profiles of 1,008,000, docs/performance-rollups.md). A list, not ranges: 18.16 took minutes to
- * apply a thousand OR-ed ranges, where it applies a list of 8,192 in ~0.1 s. */
+/* The start times of a rolled window's raw part, in order, each with its number of stored
+ * profiles (twins included, so an upper bound of the profiles read). */
+struct starts {
+    int64_t *t;
+    uint64_t *count;
+    size_t n;
+    uint64_t total;
+};
+
+/* The start times of the filter's profiles (from earliest) that exclude does not select, in
+ * order with their counts, into *st: at most max + 1, which means "more than max". One pass
+ * over the window's times and durations at the default block size; the raw part's reads then
+ * touch only the granules holding one of those starts (a week through its days: ~3,000
+ * profiles of 1,008,000, docs/performance-rollups.md). A list, not ranges: 18.16 took minutes
+ * to apply a thousand OR-ed ranges, where it applies a list of 8,192 in ~0.1 s. */
 static int raw_starts(struct rt__ch *ch, const struct rt_store_filter *f, const char *exclude,
-                      int64_t earliest, struct rt_buf *keep, size_t *n, struct rt_error *err)
+                      int64_t earliest, size_t max, struct starts *st, struct rt_error *err)
 {
-    size_t max = ch->raw_starts_max ? ch->raw_starts_max : RT__CH_RAW_STARTS;
     struct rt_buf sql, out;
     rt_buf_init(&sql, 0);
     rt_buf_init(&out, 0);
-    int rc = rt_buf_puts(&sql, "SELECT DISTINCT time_ns FROM profiles WHERE ") ||
+    int rc = rt_buf_puts(&sql, "SELECT time_ns, count() FROM profiles WHERE ") ||
              rt__ch_filter_sql_from(&sql, f, earliest) ||
-             rt_buf_printf(&sql, " AND NOT (%s) LIMIT %zu FORMAT RowBinary", exclude, max + 1);
+             rt_buf_printf(&sql, " AND NOT (%s) GROUP BY time_ns ORDER BY time_ns LIMIT %zu "
+                                 "FORMAT RowBinary", exclude, max + 1);
     rc = rt__ch_select_rows(ch, &sql, !rc, &out, err);
-    *n = out.len / 8;
-    if (!rc && out.len % 8)
+    size_t n = out.len / 16;
+    if (!rc && out.len % 16)
         rc = rt__ch_bad_response("a window's raw start times", err);
+    if (!rc && n && (!(st->t = malloc(n * sizeof(*st->t))) ||
+                     !(st->count = malloc(n * sizeof(*st->count)))))
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);
-    for (size_t i = 0; !rc && *n <= max && i < *n; i++)
-        if (rt_buf_printf(keep, "%s%lld", i ? "," : "time_ns IN (", (long long)rt__ch_rd_i64(&r)))
-            rc = rt_error_set(err, RT_ENOMEM, "out of memory");
-    if (!rc && keep->len && rt_buf_puts(keep, ")"))
-        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        st->t[i] = rt__ch_rd_i64(&r);
+        st->count[i] = rt__ch_rd_u64(&r);
+        st->total += st->count[i];
+    }
+    st->n = rc ? 0 : n;
     rt_buf_cleanup(&sql);
     rt_buf_cleanup(&out);
+    return rc;
+}
+
+/* "time_ns IN (t[i..j))" into keep (cleared first). 0 or RT_ENOMEM. */
+static int starts_sql(struct rt_buf *keep, const struct starts *st, size_t i, size_t j)
+{
+    keep->len = 0;
+    int rc = 0;
+    for (size_t k = i; !rc && k < j; k++)
+        rc = rt_buf_printf(keep, "%s%lld", k > i ? "," : "time_ns IN (", (long long)st->t[k]);
+    return rc || rt_buf_puts(keep, ")") ? RT_ENOMEM : 0;
+}
+
+_Static_assert(RT__CH_PART_AT_ONCE + 1 <= RT__CH_RUN_ALL_MAX, "the rollups and a round at once");
+
+/* The raw part as rows (rt__ch_part_sql), in statements of consecutive starts holding about
+ * RT__CH_PART_BATCH profiles each (one start at least), RT__CH_PART_AT_ONCE at a time, the
+ * rollups' statement beside the first ones; each answer read in the starts' order. */
+static int part_rows(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
+                     int64_t earliest, const struct starts *st,
+                     const struct rt_store_window_reader *r, void *ud, struct rt_buf *rsql,
+                     struct rt_buf *rout, struct rt_error *err)
+{
+    struct rt__ch *ch = s->be;
+    uint64_t batch = ch->raw_part_batch ? ch->raw_part_batch : RT__CH_PART_BATCH;
+    struct rt_buf keep, sql[RT__CH_PART_AT_ONCE + 1], out[RT__CH_PART_AT_ONCE + 1];
+    rt_buf_init(&keep, 0);
+    int rc = 0;
+    for (size_t i = 0, j; !rc && i < st->n;) {
+        size_t k = 0;
+        if (i == 0) { /* moved in and out: its buffers stay the caller's */
+            sql[k] = *rsql;
+            out[k++] = *rout;
+        }
+        size_t first = k;
+        for (; !rc && i < st->n && k < first + RT__CH_PART_AT_ONCE; i = j, k++) {
+            uint64_t held = st->count[i];
+            for (j = i + 1; j < st->n && held + st->count[j] <= batch; j++)
+                held += st->count[j];
+            rt_buf_init(&sql[k], 0);
+            rt_buf_init(&out[k], RT__CH_MAX_RESPONSE);
+            if (starts_sql(&keep, st, i, j) ||
+                rt__ch_part_sql(&sql[k], f, exclude, keep.data, earliest))
+                rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+        }
+        if (!rc)
+            rc = rt__ch_run_all(ch, sql, out, k, err);
+        for (size_t q = first; q < k; q++) {
+            rc = rc ? rc : rt__ch_take_scan(s, &out[q], r->rows, ud, err);
+            rt_buf_cleanup(&sql[q]);
+            rt_buf_cleanup(&out[q]);
+        }
+        if (first) {
+            *rsql = sql[0];
+            *rout = out[0];
+        }
+    }
+    rt_buf_cleanup(&keep);
     return rc;
 }
 
 int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
                        const struct rt_store_window_reader *r, void *ud, struct rt_error *err)
 {
+    struct rt__ch *ch = s->be;
     struct rolled *bl = NULL;
-    size_t n = 0, nt = 0;
-    int rc = usable_blocks(s->be, f, &bl, &n, err);
+    size_t n = 0;
+    int64_t earliest = INT64_MIN;
+    int rc = usable_blocks(ch, f, &bl, &n, &earliest, err);
     n = rc ? 0 : drop_hours_of_days(bl, n);
     struct rt_buf exclude, keep;
     rt_buf_init(&exclude, 0);
@@ -401,33 +496,47 @@ int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
     if (!rc && n && (standing_sql(&exclude, bl, n) || rt_buf_append(&exclude, "", 1)))
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
     /* The profiles the rollups stand for are told apart by their times and durations alone:
-     * the others' start times are found first, in one pass, and the four sums read the
-     * granules holding those (the window's edges, the last minute of each block) with
+     * the others' start times are found first, in one pass, and the raw part's reads touch
+     * the granules holding those (the window's edges, the last minute of each block) with
      * PREWHERE and a constant bound. bench_rollup's week on 18.16: each sum had evaluated the
      * exclusion over the week's million profiles, in blocks of 128 rows, 0.6-1 s each
      * (docs/performance-rollups.md). */
-    int64_t earliest = INT64_MIN;
+    struct starts st = {0};
+    /* as rows: at most as_rows profiles, so as many starts; summed there: a list of at most
+     * listed starts in each sum */
+    size_t listed = ch->raw_starts_max ? ch->raw_starts_max : RT__CH_RAW_STARTS;
+    size_t as_rows = ch->raw_part_max ? ch->raw_part_max : RT__CH_PART_MAX;
+    size_t fetch = listed > as_rows ? listed : as_rows;
     if (!rc && n)
-        rc = rt__ch_earliest_start(s->be, f, &earliest, err);
-    if (!rc && n)
-        rc = raw_starts(s->be, f, exclude.data, earliest, &keep, &nt, err);
-    /* the rollups are read while the raw part is summed (rt__ch_sum_window's extra statement) */
+        rc = raw_starts(ch, f, exclude.data, earliest, fetch, &st, err);
+    bool rows = st.n <= fetch && st.total <= as_rows;
+    if (!rc && n && st.n && !rows && st.n <= listed && starts_sql(&keep, &st, 0, st.n))
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+    /* the rollups are read while the raw part is */
     struct rt_buf rsql, rout;
     rt_buf_init(&rsql, 0);
     rt_buf_init(&rout, 0);
     if (!rc && n && rollups_sql(&rsql, f, bl, n))
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
-    if (!rc && (!n || nt)) /* rollups standing for every profile: no raw part */
+    /* A listed raw part of few profiles comes as rows, summed here as SQLite's raw part is
+     * (the week: ~3,000 profiles, read once instead of by four sums); a large one, or one
+     * too large to list, is summed in ClickHouse (docs/internals/clickhouse.md). */
+    if (!rc && n && st.n && rows)
+        rc = part_rows(s, f, exclude.data, earliest, &st, r, ud, &rsql, &rout, err);
+    else if (!rc && (!n || st.n)) /* rollups standing for every profile: no raw part */
         rc = rt__ch_sum_window(s, f, n ? exclude.data : NULL, keep.len ? keep.data : NULL,
-                               earliest, r->sums, ud, n ? &rsql : NULL, &rout, err);
+                               n ? earliest : INT64_MIN, r->sums, ud, n ? &rsql : NULL, &rout,
+                               err);
     else if (!rc)
-        rc = rt__ch_run(s->be, &rsql, &rout, err);
+        rc = rt__ch_run(ch, &rsql, &rout, err);
     if (!rc && n)
         rc = read_rollups(&rout, r, ud, err);
     rt_buf_cleanup(&rsql);
     rt_buf_cleanup(&rout);
     rt_buf_cleanup(&exclude);
     rt_buf_cleanup(&keep);
+    free(st.t);
+    free(st.count);
     free(bl);
     return rc;
 }

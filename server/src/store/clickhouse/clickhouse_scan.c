@@ -112,26 +112,24 @@ int rt__ch_filter_sql(struct rt_buf *b, const struct rt_store_filter *f)
     return rt__ch_filter_sql_from(b, f, INT64_MIN);
 }
 
-int rt__ch_earliest_start(struct rt__ch *ch, const struct rt_store_filter *f, int64_t *earliest,
-                          struct rt_error *err)
+int rt__ch_earliest_sql(struct rt_buf *sql, const struct rt_store_filter *f)
 {
-    struct rt_buf sql, out;
-    rt_buf_init(&sql, 0);
-    rt_buf_init(&out, 0);
-    int rc = rt_buf_puts(&sql, "SELECT max(end_ns - time_ns) FROM profiles WHERE service = ") ||
-             rt__ch_quote_cstr(&sql, f->service) ||
-             rt_buf_printf(&sql, " AND type = %d FORMAT RowBinary", (int)f->type);
-    rc = rt__ch_select_rows(ch, &sql, !rc, &out, err);
+    return rt_buf_puts(sql, "SELECT max(end_ns - time_ns) FROM profiles WHERE service = ") ||
+                   rt__ch_quote_cstr(sql, f->service) ||
+                   rt_buf_printf(sql, " AND type = %d FORMAT RowBinary", (int)f->type)
+               ? RT_ENOMEM
+               : 0;
+}
+
+int rt__ch_earliest_read(const struct rt_buf *out, const struct rt_store_filter *f,
+                         int64_t *earliest, struct rt_error *err)
+{
     struct rt__ch_rd r;
-    rt__ch_rd_init(&r, &out);
+    rt__ch_rd_init(&r, out);
     int64_t longest = rt__ch_rd_i64(&r);
-    if (!rc && r.bad)
-        rc = rt__ch_bad_response("the longest profile", err);
     /* no overflow: both at least 0, or the bound is the filter's own start */
     *earliest = longest > 0 && f->from_ns >= 0 ? f->from_ns - longest : f->from_ns;
-    rt_buf_cleanup(&sql);
-    rt_buf_cleanup(&out);
-    return rc;
+    return r.bad ? rt__ch_bad_response("the longest profile", err) : 0;
 }
 
 int rt__ch_filter_sql_from(struct rt_buf *b, const struct rt_store_filter *f, int64_t earliest)
@@ -161,20 +159,26 @@ int rt__ch_filter_sql_from(struct rt_buf *b, const struct rt_store_filter *f, in
     return rc ? RT_ENOMEM : 0;
 }
 
+/* The columns a scan reads, in read_profile's order. */
+#define SCAN_COLS                                                                          \
+    "SELECT id, has_pid, profile_id, instance, has_version, version, time_ns, duration_ns, " \
+    "period_ns, thread_cpu_ns, process_cpu_ns, samples, value_ns, has_counts, "             \
+    "truncated_stacks, stacks, row_samples, row_values, producer, cpu_scale, declared_type " \
+    "FROM profiles "
+
+/* Deduplicated, in time order. */
+#define SCAN_ORDER " ORDER BY time_ns, id LIMIT 1 BY dedup FORMAT RowBinary"
+
 /* The SELECT of a filter's profiles that start in [lo, hi) (lo INT64_MIN: no lower bound). */
 static int scan_sql(struct rt_buf *b, const struct rt_store_filter *f, int64_t lo, int64_t hi)
 {
-    int rc = rt_buf_puts(b, "SELECT id, has_pid, profile_id, instance, has_version, version, "
-                            "time_ns, duration_ns, period_ns, thread_cpu_ns, process_cpu_ns, "
-                            "samples, value_ns, has_counts, truncated_stacks, stacks, "
-                            "row_samples, row_values, producer, cpu_scale, declared_type FROM profiles "
-                            "WHERE ");
+    int rc = rt_buf_puts(b, SCAN_COLS "WHERE ");
     /* with lo, only profiles that start inside: lo bounds their start */
     rc = rc || rt__ch_filter_sql_from(b, f, lo == INT64_MIN ? INT64_MIN : f->from_ns);
     if (lo != INT64_MIN)
         rc = rc || rt_buf_printf(b, " AND time_ns >= %lld", (long long)lo);
     rc = rc || rt_buf_printf(b, " AND time_ns < %lld", (long long)hi);
-    rc = rc || rt_buf_puts(b, " ORDER BY time_ns, id LIMIT 1 BY dedup FORMAT RowBinary");
+    rc = rc || rt_buf_puts(b, SCAN_ORDER);
     return rc ? RT_ENOMEM : 0;
 }
 
@@ -375,19 +379,14 @@ int rt__ch_resolve_stacks(struct rt_store *s, const uint64_t *ids, size_t n,
     return rc;
 }
 
-/* Scans the profiles of f that start in [lo, hi), in time order. */
-static int scan_slice(struct rt_store *s, const struct rt_store_filter *f, int64_t lo, int64_t hi,
-                      rt_store_profile_cb cb, void *ud, struct rt_error *err)
+int rt__ch_take_scan(struct rt_store *s, struct rt_buf *out, rt_store_profile_cb cb, void *ud,
+                     struct rt_error *err)
 {
     struct scan_ctx c = {.s = s, .ch = s->be};
     rt_buf_init(&c.strs, 0);
-    struct rt_buf sql, out;
-    rt_buf_init(&sql, 0);
-    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
-    int rc = scan_sql(&sql, f, lo, hi) ? rt_error_set(err, RT_ENOMEM, "out of memory")
-                                       : rt__ch_run(c.ch, &sql, &out, err);
+    int rc = 0;
     struct rt__ch_rd r;
-    rt__ch_rd_init(&r, &out);
+    rt__ch_rd_init(&r, out);
     while (!rc && rt__ch_rd_more(&r)) {
         rc = read_profile(&c, &r);
         if (rc == RT_ENOMEM)
@@ -395,12 +394,11 @@ static int scan_slice(struct rt_store *s, const struct rt_store_filter *f, int64
         else if (rc)
             rc = rt__ch_bad_response("a profile scan", err);
     }
-    rt_buf_cleanup(&out);
+    rt_buf_cleanup(out);
     if (!rc)
         rc = resolve(&c, c.stacks, c.nrows, err);
     if (!rc)
         rc = deliver(&c, cb, ud, err);
-    rt_buf_cleanup(&sql);
     rt_buf_cleanup(&c.strs);
     free(c.profs);
     free(c.stacks);
@@ -408,6 +406,30 @@ static int scan_slice(struct rt_store *s, const struct rt_store_filter *f, int64
     free(c.values);
     free(c.ids);
     return rc;
+}
+
+/* Scans the profiles of f that start in [lo, hi), in time order. */
+static int scan_slice(struct rt_store *s, const struct rt_store_filter *f, int64_t lo, int64_t hi,
+                      rt_store_profile_cb cb, void *ud, struct rt_error *err)
+{
+    struct rt_buf sql, out;
+    rt_buf_init(&sql, 0);
+    rt_buf_init(&out, RT__CH_MAX_RESPONSE);
+    int rc = scan_sql(&sql, f, lo, hi) ? rt_error_set(err, RT_ENOMEM, "out of memory")
+                                       : rt__ch_run(s->be, &sql, &out, err);
+    rt_buf_cleanup(&sql);
+    rc = rc ? rc : rt__ch_take_scan(s, &out, cb, ud, err);
+    rt_buf_cleanup(&out);
+    return rc;
+}
+
+int rt__ch_part_sql(struct rt_buf *sql, const struct rt_store_filter *f, const char *exclude,
+                    const char *keep, int64_t earliest)
+{
+    return rt_buf_puts(sql, SCAN_COLS "PREWHERE ") || rt__ch_filter_sql_from(sql, f, earliest) ||
+                   rt_buf_printf(sql, " AND (%s) AND NOT (%s)" SCAN_ORDER, keep, exclude)
+               ? RT_ENOMEM
+               : 0;
 }
 
 /* The slices of RT__CH_SCAN_SLICE_NS from f->from_ns that hold a start of f's profiles, in
