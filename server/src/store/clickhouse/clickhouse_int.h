@@ -284,11 +284,13 @@ int rt__ch_scan_window(struct rt_store *s, const struct rt_store_filter *f,
  * the profiles' columns, or NULL) selects, and only those that keep (an SQL condition on
  * time_ns alone, or NULL: the sorting key's index then skips every granule it rules out)
  * selects: the raw part of a window read beside rollups. With earliest (the earliest start of
- * a profile of the window, rt__ch_earliest_start; INT64_MIN for none), the conditions go in
+ * a profile of the window, rt__ch_earliest_read; INT64_MIN for none), the conditions go in
  * PREWHERE with that constant bound (only the granules holding profiles that pass are read
  * whole): worth it when few granules do. The four statements run at once; with_sql (or NULL),
  * a statement of the caller's, runs beside them, its rows into with_out (the rollups of a
- * rolled window, read while its raw part is summed). */
+ * rolled window, read while its raw part is summed). A rolled window's raw part comes here
+ * only when it holds more than RT__CH_PART_MAX profiles (raw_part_max); a smaller one is read
+ * as rows (rt__ch_part_sql). */
 int rt__ch_sum_window(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
                       const char *keep, int64_t earliest, const struct rt_store_window_cb *cb,
                       void *ud, struct rt_buf *with_sql, struct rt_buf *with_out,

@@ -378,8 +378,8 @@ static int read_rollups(struct rt_buf *out, const struct rt_store_window_reader 
     return rc;
 }
 
-/* The start times of a rolled window's raw part, in order, each with its number of stored
- * profiles (twins included, so an upper bound of the profiles read). */
+/* The start times of a rolled window's raw part, in order (raw_starts), each with its number
+ * of stored profiles while there are few enough to count. */
 struct starts {
     int64_t *t;
     uint64_t *count;
@@ -387,40 +387,84 @@ struct starts {
     uint64_t total;
 };
 
-/* The start times of the filter's profiles (from earliest) that exclude does not select, in
- * order with their counts, into *st: at most max + 1, which means "more than max". One pass
- * over the window's times and durations at the default block size; the raw part's reads then
- * touch only the granules holding one of those starts (a week through its days: ~3,000
- * profiles of 1,008,000, docs/performance-rollups.md). A list, not ranges: 18.16 took minutes
- * to apply a thousand OR-ed ranges, where it applies a list of 8,192 in ~0.1 s. */
-static int raw_starts(struct rt__ch *ch, const struct rt_store_filter *f, const char *exclude,
-                      int64_t earliest, size_t max, struct starts *st, struct rt_error *err)
+static int cmp_i64(const void *a, const void *b)
 {
-    struct rt_buf sql, out;
-    rt_buf_init(&sql, 0);
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Runs sql (built unless RT_ENOMEM) and reads its answer, one Int64 a row, into *v (*n). */
+static int select_i64s(struct rt__ch *ch, struct rt_buf *sql, bool built, int64_t **v, size_t *n,
+                       struct rt_error *err)
+{
+    struct rt_buf out;
     rt_buf_init(&out, 0);
-    int rc = rt_buf_puts(&sql, "SELECT time_ns, count() FROM profiles WHERE ") ||
-             rt__ch_filter_sql_from(&sql, f, earliest) ||
-             rt_buf_printf(&sql, " AND NOT (%s) GROUP BY time_ns ORDER BY time_ns LIMIT %zu "
-                                 "FORMAT RowBinary", exclude, max + 1);
-    rc = rt__ch_select_rows(ch, &sql, !rc, &out, err);
-    size_t n = out.len / 16;
-    if (!rc && out.len % 16)
+    int rc = rt__ch_select_rows(ch, sql, built, &out, err);
+    *n = out.len / 8;
+    if (!rc && out.len % 8)
         rc = rt__ch_bad_response("a window's raw start times", err);
-    if (!rc && n && (!(st->t = malloc(n * sizeof(*st->t))) ||
-                     !(st->count = malloc(n * sizeof(*st->count)))))
+    if (!rc && !(*v = malloc((*n ? *n : 1) * sizeof(**v))))
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, &out);
-    for (size_t i = 0; !rc && i < n; i++) {
-        st->t[i] = rt__ch_rd_i64(&r);
-        st->count[i] = rt__ch_rd_u64(&r);
-        st->total += st->count[i];
-    }
-    st->n = rc ? 0 : n;
-    rt_buf_cleanup(&sql);
+    for (size_t i = 0; !rc && i < *n; i++)
+        (*v)[i] = rt__ch_rd_i64(&r);
     rt_buf_cleanup(&out);
     return rc;
+}
+
+/* The start times of the filter's profiles (from earliest) that exclude does not select, in
+ * order, into *st. With at most as_rows such profiles, each start with its number of them
+ * (twins included: an upper bound of the profiles read); else the distinct starts alone, at
+ * most listed + 1 of them (more than listed: "too many to list"), st->total past as_rows.
+ * Each query stops reading once it has one more than it needs. One pass over the window's
+ * times and durations at the default block size; the raw part's reads then touch only the
+ * granules holding one of those starts (a week through its days: ~3,000 profiles of
+ * 1,008,000, docs/performance-rollups.md). A list, not ranges: 18.16 took minutes to apply a
+ * thousand OR-ed ranges, where it applies a list of 8,192 in ~0.1 s. */
+static int raw_starts(struct rt__ch *ch, const struct rt_store_filter *f, const char *exclude,
+                      int64_t earliest, size_t as_rows, size_t listed, struct starts *st,
+                      struct rt_error *err)
+{
+    struct rt_buf sql;
+    rt_buf_init(&sql, 0);
+    int64_t *t = NULL;
+    size_t n = 0;
+    for (int distinct = 0; distinct < 2; distinct++) {
+        sql.len = 0;
+        int rc = rt_buf_printf(&sql, "SELECT %stime_ns FROM profiles WHERE ",
+                               distinct ? "DISTINCT " : "") ||
+                 rt__ch_filter_sql_from(&sql, f, earliest) ||
+                 rt_buf_printf(&sql, " AND NOT (%s) LIMIT %zu FORMAT RowBinary", exclude,
+                               (distinct ? listed : as_rows) + 1);
+        free(t);
+        t = NULL;
+        rc = select_i64s(ch, &sql, !rc, &t, &n, err);
+        if (rc) {
+            free(t);
+            rt_buf_cleanup(&sql);
+            return rc;
+        }
+        if (n <= as_rows || distinct)
+            break;
+    }
+    rt_buf_cleanup(&sql);
+    qsort(t, n, sizeof(*t), cmp_i64);
+    bool counted = n <= as_rows;
+    st->t = t;
+    st->count = malloc((n ? n : 1) * sizeof(*st->count));
+    if (!st->count)
+        return rt_error_set(err, RT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (st->n && st->t[st->n - 1] == t[i]) { /* t[i] is read before t[st->n] is written */
+            st->count[st->n - 1]++;
+            continue;
+        }
+        st->t[st->n] = t[i];
+        st->count[st->n++] = 1;
+    }
+    st->total = counted ? n : (uint64_t)as_rows + 1;
+    return 0;
 }
 
 /* "time_ns IN (t[i..j))" into keep (cleared first). 0 or RT_ENOMEM. */
@@ -437,7 +481,10 @@ _Static_assert(RT__CH_PART_AT_ONCE + 1 <= RT__CH_RUN_ALL_MAX, "the rollups and a
 
 /* The raw part as rows (rt__ch_part_sql), in statements of consecutive starts holding about
  * RT__CH_PART_BATCH profiles each (one start at least), RT__CH_PART_AT_ONCE at a time, the
- * rollups' statement beside the first ones; each answer read in the starts' order. */
+ * rollups' statement beside the first ones; each answer read in the starts' order. A start's
+ * profiles are never split between statements, so each statement's LIMIT 1 BY dedup keeps
+ * what one statement over the whole part would: the dedup key holds the content hash, which
+ * holds the start (clickhouse_profiles.c), so the copies it reads once share a start. */
 static int part_rows(struct rt_store *s, const struct rt_store_filter *f, const char *exclude,
                      int64_t earliest, const struct starts *st,
                      const struct rt_store_window_reader *r, void *ud, struct rt_buf *rsql,
@@ -502,14 +549,12 @@ int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
      * exclusion over the week's million profiles, in blocks of 128 rows, 0.6-1 s each
      * (docs/performance-rollups.md). */
     struct starts st = {0};
-    /* as rows: at most as_rows profiles, so as many starts; summed there: a list of at most
-     * listed starts in each sum */
+    /* as rows: at most as_rows profiles; summed there: a list of at most listed starts */
     size_t listed = ch->raw_starts_max ? ch->raw_starts_max : RT__CH_RAW_STARTS;
     size_t as_rows = ch->raw_part_max ? ch->raw_part_max : RT__CH_PART_MAX;
-    size_t fetch = listed > as_rows ? listed : as_rows;
     if (!rc && n)
-        rc = raw_starts(ch, f, exclude.data, earliest, fetch, &st, err);
-    bool rows = st.n <= fetch && st.total <= as_rows;
+        rc = raw_starts(ch, f, exclude.data, earliest, as_rows, listed, &st, err);
+    bool rows = st.total <= as_rows;
     if (!rc && n && st.n && !rows && st.n <= listed && starts_sql(&keep, &st, 0, st.n))
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
     /* the rollups are read while the raw part is */
@@ -518,9 +563,11 @@ int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
     rt_buf_init(&rout, 0);
     if (!rc && n && rollups_sql(&rsql, f, bl, n))
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
-    /* A listed raw part of few profiles comes as rows, summed here as SQLite's raw part is
-     * (the week: ~3,000 profiles, read once instead of by four sums); a large one, or one
-     * too large to list, is summed in ClickHouse (docs/internals/clickhouse.md). */
+    /* A raw part of at most as_rows profiles comes as rows, summed by the query layer as
+     * SQLite's raw part is (the week: ~3,000 profiles, read once instead of by four sums); a
+     * larger one is summed in ClickHouse (docs/internals/clickhouse.md). The query of the
+     * longest profile also runs for a window with no usable block (beside the blocks'), whose
+     * sums keep the subquery bound as before. */
     if (!rc && n && st.n && rows)
         rc = part_rows(s, f, exclude.data, earliest, &st, r, ud, &rsql, &rout, err);
     else if (!rc && (!n || st.n)) /* rollups standing for every profile: no raw part */
