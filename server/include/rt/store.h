@@ -171,8 +171,9 @@ struct rt_store_window_reader {
 
 /* Reads the window that the filter selects into r: the sums where the backend aggregates
  * (ClickHouse), the rows otherwise (SQLite), with the rollups of the window's whole hours
- * where the backend keeps them and r->rollup is set (ClickHouse then passes a raw part of few
- * profiles as rows too, a larger one as sums). Returns what that scan returns. */
+ * where the backend keeps them and r->rollup is set (ClickHouse then passes a raw part of at
+ * most 16,384 profiles as rows, a larger one as sums; with r->rollup set, also for a window
+ * with no whole hour). Returns what that scan returns. */
 int rt_store_read_window(struct rt_store *s, const struct rt_store_filter *f,
                          const struct rt_store_window_reader *r, void *ud, struct rt_error *err);
 

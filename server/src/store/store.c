@@ -355,9 +355,14 @@ int rt_store_read_window(struct rt_store *s, const struct rt_store_filter *f,
                          const struct rt_store_window_reader *r, void *ud, struct rt_error *err)
 {
     ERR_OR_LOCAL(err);
-    if (!r || !r->rows || !r->sums)
+    if (!f || !r || !r->rows || !r->sums)
         return rt_error_set(err, RT_EINVAL, "rt_store_read_window: missing argument");
-    if (r->rollup && rt_store_has_rollups(s) && rt__store_window_has_hour(f))
+    if (f->from_ns >= f->to_ns)
+        return 0;
+    /* A store that sums windows itself (ClickHouse) reads every window through its rolled
+     * read, which takes a small raw part as rows (docs/internals/clickhouse.md) */
+    if (r->rollup && rt_store_has_rollups(s) &&
+        (rt__store_window_has_hour(f) || rt_store_aggregates(s)))
         return rt__store_read_rolled(s, f, r, ud, err);
     return rt_store_aggregates(s) ? rt_store_scan_window(s, f, r->sums, ud, err)
                                   : rt_store_scan(s, f, r->rows, ud, err);

@@ -63,6 +63,31 @@ static void test_rowbinary(void)
     rt_buf_cleanup(&b);
 }
 
+/* An array's elements read at once (rt__ch_rd_le64s), as the scan reads stacks, counts and
+ * values: the values the writer wrote, then a short read flagged and zeroed. */
+static void test_rowbinary_arrays(void)
+{
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    CHECK_INT(rt__ch_w_u64(&b, 0x0102030405060708ULL), 0);
+    CHECK_INT(rt__ch_w_i64(&b, -2), 0);
+    CHECK_INT(rt__ch_w_f64(&b, -1.5), 0);
+    CHECK_INT(rt__ch_w_u8(&b, 9), 0);
+    struct rt__ch_rd r;
+    rt__ch_rd_init(&r, &b);
+    uint64_t u[2];
+    double d;
+    rt__ch_rd_le64s(&r, u, 2);
+    rt__ch_rd_le64s(&r, &d, 1);
+    CHECK(u[0] == 0x0102030405060708ULL && (int64_t)u[1] == -2 && d == -1.5 && !r.bad);
+    CHECK_INT(rt__ch_rd_u8(&r), 9);
+    rt__ch_rd_init(&r, &b); /* 25 bytes: three values, not four */
+    uint64_t four[4] = {1, 1, 1, 1};
+    rt__ch_rd_le64s(&r, four, 4);
+    CHECK(r.bad && four[0] == 0 && four[3] == 0);
+    rt_buf_cleanup(&b);
+}
+
 static void test_idmap(void)
 {
     struct rt_u64map m;
@@ -503,6 +528,7 @@ int main(void)
 {
     RUN(test_quote);
     RUN(test_rowbinary);
+    RUN(test_rowbinary_arrays);
     RUN(test_idmap);
     RUN(test_ids);
     RUN(test_uris);

@@ -146,8 +146,9 @@ static void *run_job(void *p)
     return NULL;
 }
 
-int rt__ch_run_all(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, size_t n,
-                   struct rt_error *err)
+int rt__ch_run_each(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, size_t n,
+                    int (*done)(void *ud, size_t i, struct rt_error *err), void *ud,
+                    struct rt_error *err)
 {
     struct run_job jobs[RT__CH_RUN_ALL_MAX];
     pthread_t tid[RT__CH_RUN_ALL_MAX];
@@ -158,27 +159,36 @@ int rt__ch_run_all(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, si
     for (size_t i = 0; i < n; i++) {
         jobs[i] = (struct run_job){.ch = ch, .sql = &sql[i], .out = &out[i]};
         /* the caller's thread runs the first; one past the bound, or that cannot be
-         * started, runs there too */
+         * started, runs there too, in its turn */
         started[i] = i > 0 && atomic_fetch_add(&ch->extra_threads, 1) < RT__CH_EXTRA_THREADS &&
                      pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
         if (i > 0 && !started[i])
             atomic_fetch_sub(&ch->extra_threads, 1);
     }
-    for (size_t i = 0; i < n; i++)
-        if (!started[i])
-            run_job(&jobs[i]);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         if (started[i]) {
             pthread_join(tid[i], NULL);
             atomic_fetch_sub(&ch->extra_threads, 1);
+        } else if (!rc) {
+            run_job(&jobs[i]);
+        } else {
+            continue; /* not run: a statement before it failed */
         }
         if (!rc && jobs[i].rc) {
             rc = jobs[i].rc;
             *err = jobs[i].err;
         }
+        if (!rc && done)
+            rc = done(ud, i, err);
     }
     return rc;
+}
+
+int rt__ch_run_all(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, size_t n,
+                   struct rt_error *err)
+{
+    return rt__ch_run_each(ch, sql, out, n, NULL, NULL, err);
 }
 
 int rt__ch_quote(struct rt_buf *b, const char *s, size_t n)
@@ -292,13 +302,34 @@ static const unsigned char *take(struct rt__ch_rd *r, size_t n)
     return p;
 }
 
+#define RT__LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
 static uint64_t get_le(struct rt__ch_rd *r, int bytes)
 {
     const unsigned char *p = take(r, (size_t)bytes);
     uint64_t v = 0;
-    for (int i = 0; p && i < bytes; i++)
-        v |= (uint64_t)p[i] << (8 * i);
+    if (p && RT__LITTLE_ENDIAN)
+        memcpy(&v, p, (size_t)bytes);
+    else
+        for (int i = 0; p && i < bytes; i++)
+            v |= (uint64_t)p[i] << (8 * i);
     return v;
+}
+
+void rt__ch_rd_le64s(struct rt__ch_rd *r, void *out, size_t n)
+{
+    const unsigned char *p = n <= SIZE_MAX / 8 ? take(r, n * 8) : NULL;
+    if (!p) {
+        r->bad = true;
+        memset(out, 0, n * 8);
+    } else if (RT__LITTLE_ENDIAN) {
+        memcpy(out, p, n * 8);
+    } else {
+        unsigned char *o = out;
+        for (size_t i = 0; i < n * 8; i += 8)
+            for (int k = 0; k < 8; k++)
+                o[i + (size_t)k] = p[i + 7 - (size_t)k];
+    }
 }
 
 uint8_t rt__ch_rd_u8(struct rt__ch_rd *r)

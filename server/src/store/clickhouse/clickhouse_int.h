@@ -137,6 +137,14 @@ int rt__ch_run(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, struct
 #define RT__CH_RUN_ALL_MAX 8
 int rt__ch_run_all(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, size_t n,
                    struct rt_error *err);
+/* rt__ch_run_all, calling done(ud, i, err) on the caller's thread for each statement i in
+ * index order as soon as it and those before it have ended without failing, while the later
+ * ones still run (an answer read while the next ones are computed). done's failure ends the
+ * calls and is returned; the statements not yet started on the caller's thread are then not
+ * run. */
+int rt__ch_run_each(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, size_t n,
+                    int (*done)(void *ud, size_t i, struct rt_error *err), void *ud,
+                    struct rt_error *err);
 
 /* Appends s[0..n) as a ClickHouse string literal: quoted, with every byte that is not
  * printable ASCII, and ' and \, written as \xHH (names may hold any bytes). 0 or RT_ENOMEM. */
@@ -169,6 +177,9 @@ double rt__ch_rd_f64(struct rt__ch_rd *r);
 uint64_t rt__ch_rd_uvarint(struct rt__ch_rd *r);
 /* A string: its bytes (inside the response, not NUL-terminated) and length. */
 const char *rt__ch_rd_str(struct rt__ch_rd *r, size_t *n);
+/* n 8-byte little-endian values (UInt64, Int64 or Float64: an array's elements) into out, in
+ * the host's order: one bounds check and a copy. A short read sets bad and zeroes out. */
+void rt__ch_rd_le64s(struct rt__ch_rd *r, void *out, size_t n);
 /* Fixed n bytes into out. */
 void rt__ch_rd_fixed(struct rt__ch_rd *r, void *out, size_t n);
 
@@ -268,7 +279,8 @@ int rt__ch_filter_sql(struct rt_buf *b, const struct rt_store_filter *f);
  * ClickHouse bound the primary key's range before it reads (PREWHERE). */
 int rt__ch_filter_sql_from(struct rt_buf *b, const struct rt_store_filter *f, int64_t earliest);
 /* The earliest start of a profile of f's service and type that may overlap f's window: its
- * start less the longest stored profile's duration. The statement finding it into sql (0 or
+ * start less the longest stored profile's duration (INT64_MIN where that would underflow:
+ * rt__ch_filter_sql_from's subquery then). The statement finding it into sql (0 or
  * RT_ENOMEM), and its answer read into *earliest (0 or RT_EIO). */
 int rt__ch_earliest_sql(struct rt_buf *sql, const struct rt_store_filter *f);
 int rt__ch_earliest_read(const struct rt_buf *out, const struct rt_store_filter *f,

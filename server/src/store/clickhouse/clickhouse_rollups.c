@@ -274,7 +274,8 @@ static int read_blocks(const struct rt_buf *res, struct rolled **out, size_t *n,
 }
 
 /* The window's usable blocks into *out (*n), and the earliest start of a profile that may
- * overlap it into *earliest: the two statements at once. */
+ * overlap it into *earliest: the two statements at once (the second alone for a window with
+ * no whole hour). */
 static int usable_blocks(struct rt__ch *ch, const struct rt_store_filter *f, struct rolled **out,
                          size_t *n, int64_t *earliest, struct rt_error *err)
 {
@@ -283,11 +284,12 @@ static int usable_blocks(struct rt__ch *ch, const struct rt_store_filter *f, str
         rt_buf_init(&sql[i], 0);
         rt_buf_init(&res[i], 0);
     }
-    int rc = blocks_sql(&sql[0], f) || rt__ch_earliest_sql(&sql[1], f)
+    int b = rt__store_window_has_hour(f); /* the statements: 1 or 2, the longest's last */
+    int rc = (b && blocks_sql(&sql[0], f)) || rt__ch_earliest_sql(&sql[b], f)
                  ? rt_error_set(err, RT_ENOMEM, "out of memory")
-                 : rt__ch_run_all(ch, sql, res, 2, err);
-    rc = rc ? rc : read_blocks(&res[0], out, n, err);
-    rc = rc ? rc : rt__ch_earliest_read(&res[1], f, earliest, err);
+                 : rt__ch_run_all(ch, sql, res, (size_t)b + 1, err);
+    rc = rc || !b ? rc : read_blocks(&res[0], out, n, err);
+    rc = rc ? rc : rt__ch_earliest_read(&res[b], f, earliest, err);
     for (int i = 0; i < 2; i++) {
         rt_buf_cleanup(&sql[i]);
         rt_buf_cleanup(&res[i]);
@@ -334,8 +336,8 @@ static int rollups_sql(struct rt_buf *sql, const struct rt_store_filter *f, cons
 {
     /* PREWHERE: a rollup's row is ~40 KB (granules of 32 rows): only the rows of the blocks
      * used are read whole */
-    int rc = rt_buf_puts(sql, "SELECT instance, has_version, version, data FROM rollups "
-                              "PREWHERE ") ||
+    int rc = rt_buf_puts(sql, "SELECT level, block, instance, has_version, version, data "
+                              "FROM rollups PREWHERE ") ||
              service_sql(sql, f->service, f->type) ||
              rt_buf_puts(sql, " AND (level, block, gen) IN (");
     for (size_t i = 0; !rc && i < n; i++)
@@ -347,34 +349,92 @@ static int rollups_sql(struct rt_buf *sql, const struct rt_store_filter *f, cons
              rt__ch_quote_cstr(sql, f->version);
     if (f->instance)
         rc = rc || rt_buf_puts(sql, " AND instance = ") || rt__ch_quote_cstr(sql, f->instance);
-    rc = rc || rt_buf_puts(sql, " ORDER BY level, block, instance, has_version, version LIMIT 1 "
-                                "BY level, block, instance, has_version, version "
+    /* no ORDER BY: 18.16 would sort the ~40 KB rows themselves (read_rollups orders them) */
+    rc = rc || rt_buf_puts(sql, " LIMIT 1 BY level, block, instance, has_version, version "
                                 "FORMAT RowBinary");
     return rc ? RT_ENOMEM : 0;
 }
 
-/* Passes each rollup of out (the rows of rollups_sql's statement) to r->rollup. */
+/* A rollup's row of rollups_sql's answer: its key, and where its instance starts. */
+struct rollup_row {
+    int64_t block;
+    const char *inst, *ver, *at;
+    size_t ilen, vlen;
+    uint8_t level, has_ver;
+};
+
+static int cmp_str(const char *a, size_t na, const char *b, size_t nb)
+{
+    int c = memcmp(a, b, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+/* The rollups' order, the table's (level, block, instance, has_version, version): two nodes add
+ * the same rollups in the same order, so their sums (doubles) agree to the last bit. */
+static int cmp_rollup_row(const void *pa, const void *pb)
+{
+    const struct rollup_row *a = pa, *b = pb;
+    int c;
+    if (a->level != b->level)
+        return a->level < b->level ? -1 : 1;
+    if (a->block != b->block)
+        return a->block < b->block ? -1 : 1;
+    if ((c = cmp_str(a->inst, a->ilen, b->inst, b->ilen)))
+        return c;
+    if (a->has_ver != b->has_ver)
+        return a->has_ver < b->has_ver ? -1 : 1;
+    return cmp_str(a->ver, a->vlen, b->ver, b->vlen);
+}
+
+/* Passes each rollup of out (the rows of rollups_sql's statement) to r->rollup, in the
+ * table's order (cmp_rollup_row). */
 static int read_rollups(struct rt_buf *out, const struct rt_store_window_reader *r, void *ud,
                         struct rt_error *err)
 {
-    int rc = 0;
     struct rt__ch_rd rd;
     rt__ch_rd_init(&rd, out);
-    struct rt__ch_strs strs = {0};
+    struct rollup_row *row = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
     while (!rc && rt__ch_rd_more(&rd)) {
-        rt__ch_strs_reset(&strs);
-        size_t inst = rt__ch_strs_read(&strs, &rd);
-        bool has_ver = rt__ch_rd_u8(&rd) != 0;
-        size_t ver = rt__ch_strs_read(&strs, &rd), len;
-        const char *data = rt__ch_rd_str(&rd, &len);
-        if (rd.bad) {
-            rc = rt__ch_bad_response("a window's rollups", err);
-            break;
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 256;
+            struct rollup_row *p = realloc(row, c * sizeof(*p));
+            if (!p) {
+                rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+                break;
+            }
+            row = p;
+            cap = c;
         }
-        rc = r->rollup(ud, rt__ch_strs_get(&strs, inst, false),
-                       rt__ch_strs_get(&strs, ver, !has_ver), data, len);
+        struct rollup_row *w = &row[n++];
+        w->level = rt__ch_rd_u8(&rd);
+        w->block = rt__ch_rd_i64(&rd);
+        w->at = (const char *)rd.p;
+        w->inst = rt__ch_rd_str(&rd, &w->ilen);
+        w->has_ver = rt__ch_rd_u8(&rd) != 0;
+        w->ver = rt__ch_rd_str(&rd, &w->vlen);
+        size_t len;
+        rt__ch_rd_str(&rd, &len);
+        if (rd.bad)
+            rc = rt__ch_bad_response("a window's rollups", err);
+    }
+    if (!rc && n > 1)
+        qsort(row, n, sizeof(*row), cmp_rollup_row);
+    struct rt__ch_strs strs = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        struct rt__ch_rd one = {(const unsigned char *)row[i].at, rd.end, false};
+        rt__ch_strs_reset(&strs);
+        size_t inst = rt__ch_strs_read(&strs, &one);
+        bool has_ver = rt__ch_rd_u8(&one) != 0;
+        size_t ver = rt__ch_strs_read(&strs, &one), len;
+        const char *data = rt__ch_rd_str(&one, &len);
+        rc = one.bad ? rt__ch_bad_response("a window's rollups", err)
+                     : r->rollup(ud, rt__ch_strs_get(&strs, inst, false),
+                                 rt__ch_strs_get(&strs, ver, !has_ver), data, len);
     }
     rt_buf_cleanup(&strs.buf);
+    free(row);
     return rc;
 }
 
@@ -416,7 +476,8 @@ static int select_i64s(struct rt__ch *ch, struct rt_buf *sql, bool built, int64_
 /* The start times of the filter's profiles (from earliest) that exclude does not select, in
  * order, into *st. With at most as_rows such profiles, each start with its number of them
  * (twins included: an upper bound of the profiles read); else the distinct starts alone, at
- * most listed + 1 of them (more than listed: "too many to list"), st->total past as_rows.
+ * most listed + 1 of them (more than listed: "too many to list"; none when listed is 0),
+ * st->total past as_rows.
  * Each query stops reading once it has one more than it needs. One pass over the window's
  * times and durations at the default block size; the raw part's reads then touch only the
  * granules holding one of those starts (a week through its days: ~3,000 profiles of
@@ -445,7 +506,7 @@ static int raw_starts(struct rt__ch *ch, const struct rt_store_filter *f, const 
             rt_buf_cleanup(&sql);
             return rc;
         }
-        if (n <= as_rows || distinct)
+        if (n <= as_rows || distinct || !listed)
             break;
     }
     rt_buf_cleanup(&sql);
@@ -479,9 +540,25 @@ static int starts_sql(struct rt_buf *keep, const struct starts *st, size_t i, si
 
 _Static_assert(RT__CH_PART_AT_ONCE + 1 <= RT__CH_RUN_ALL_MAX, "the rollups and a round at once");
 
+/* One round of part_rows: its raw answers, read into the window as each arrives. */
+struct round {
+    struct rt_store *s;
+    const struct rt_store_window_reader *r;
+    void *ud;
+    struct rt_buf *out;
+    size_t raw; /* out[0..raw): the raw part's answers; then the rollups' (first round) */
+};
+
+static int take_round(void *p, size_t i, struct rt_error *err)
+{
+    struct round *u = p;
+    return i < u->raw ? rt__ch_take_scan(u->s, &u->out[i], u->r->rows, u->ud, err) : 0;
+}
+
 /* The raw part as rows (rt__ch_part_sql), in statements of consecutive starts holding about
  * RT__CH_PART_BATCH profiles each (one start at least), RT__CH_PART_AT_ONCE at a time, the
- * rollups' statement beside the first ones; each answer read in the starts' order. A start's
+ * rollups' statement rsql (unless empty) beside the first ones; each answer read in the
+ * starts' order, as soon as it and those before it have arrived. A start's
  * profiles are never split between statements, so each statement's LIMIT 1 BY dedup keeps
  * what one statement over the whole part would: the dedup key holds the content hash, which
  * holds the start (clickhouse_profiles.c), so the copies it reads once share a start. */
@@ -495,14 +572,10 @@ static int part_rows(struct rt_store *s, const struct rt_store_filter *f, const 
     struct rt_buf keep, sql[RT__CH_PART_AT_ONCE + 1], out[RT__CH_PART_AT_ONCE + 1];
     rt_buf_init(&keep, 0);
     int rc = 0;
-    for (size_t i = 0, j; !rc && i < st->n;) {
+    bool first = true;
+    for (size_t i = 0, j; !rc && i < st->n; first = false) {
         size_t k = 0;
-        if (i == 0) { /* moved in and out: its buffers stay the caller's */
-            sql[k] = *rsql;
-            out[k++] = *rout;
-        }
-        size_t first = k;
-        for (; !rc && i < st->n && k < first + RT__CH_PART_AT_ONCE; i = j, k++) {
+        for (; !rc && i < st->n && k < RT__CH_PART_AT_ONCE; i = j, k++) {
             uint64_t held = st->count[i];
             for (j = i + 1; j < st->n && held + st->count[j] <= batch; j++)
                 held += st->count[j];
@@ -512,16 +585,22 @@ static int part_rows(struct rt_store *s, const struct rt_store_filter *f, const 
                 rt__ch_part_sql(&sql[k], f, exclude, keep.data, earliest))
                 rc = rt_error_set(err, RT_ENOMEM, "out of memory");
         }
+        size_t raw = k;
+        if (first && rsql->len) { /* moved in and out: its buffers stay the caller's */
+            sql[k] = *rsql;
+            out[k++] = *rout;
+        }
+        /* the raw answers taken in order as they arrive, the rollups' last (the longest) */
+        struct round u = {s, r, ud, out, raw};
         if (!rc)
-            rc = rt__ch_run_all(ch, sql, out, k, err);
-        for (size_t q = first; q < k; q++) {
-            rc = rc ? rc : rt__ch_take_scan(s, &out[q], r->rows, ud, err);
+            rc = rt__ch_run_each(ch, sql, out, k, take_round, &u, err);
+        for (size_t q = 0; q < raw; q++) {
             rt_buf_cleanup(&sql[q]);
             rt_buf_cleanup(&out[q]);
         }
-        if (first) {
-            *rsql = sql[0];
-            *rout = out[0];
+        if (k > raw) {
+            *rsql = sql[raw];
+            *rout = out[raw];
         }
     }
     rt_buf_cleanup(&keep);
@@ -540,7 +619,10 @@ int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
     struct rt_buf exclude, keep;
     rt_buf_init(&exclude, 0);
     rt_buf_init(&keep, 0);
-    if (!rc && n && (standing_sql(&exclude, bl, n) || rt_buf_append(&exclude, "", 1)))
+    /* with no usable block, nothing is excluded */
+    if (!rc && (n ? standing_sql(&exclude, bl, n) : rt_buf_puts(&exclude, "0")))
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+    if (!rc && rt_buf_append(&exclude, "", 1))
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
     /* The profiles the rollups stand for are told apart by their times and durations alone:
      * the others' start times are found first, in one pass, and the raw part's reads touch
@@ -552,8 +634,8 @@ int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
     /* as rows: at most as_rows profiles; summed there: a list of at most listed starts */
     size_t listed = ch->raw_starts_max ? ch->raw_starts_max : RT__CH_RAW_STARTS;
     size_t as_rows = ch->raw_part_max ? ch->raw_part_max : RT__CH_PART_MAX;
-    if (!rc && n)
-        rc = raw_starts(ch, f, exclude.data, earliest, as_rows, listed, &st, err);
+    if (!rc)
+        rc = raw_starts(ch, f, exclude.data, earliest, as_rows, n ? listed : 0, &st, err);
     bool rows = st.total <= as_rows;
     if (!rc && n && st.n && !rows && st.n <= listed && starts_sql(&keep, &st, 0, st.n))
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
@@ -564,17 +646,17 @@ int rt__ch_scan_rolled(struct rt_store *s, const struct rt_store_filter *f,
     if (!rc && n && rollups_sql(&rsql, f, bl, n))
         rc = rt_error_set(err, RT_ENOMEM, "out of memory");
     /* A raw part of at most as_rows profiles comes as rows, summed by the query layer as
-     * SQLite's raw part is (the week: ~3,000 profiles, read once instead of by four sums); a
-     * larger one is summed in ClickHouse (docs/internals/clickhouse.md). The query of the
-     * longest profile also runs for a window with no usable block (beside the blocks'), whose
-     * sums keep the subquery bound as before. */
-    if (!rc && n && st.n && rows)
+     * SQLite's raw part is (the week: ~3,000 profiles, read once instead of by four sums; a
+     * window with no usable block, such as an issue diff's hour at :23, wholly raw); a
+     * larger one is summed in ClickHouse (docs/internals/clickhouse.md), a window with no
+     * usable block with the subquery bound as before. */
+    if (!rc && st.n && rows)
         rc = part_rows(s, f, exclude.data, earliest, &st, r, ud, &rsql, &rout, err);
-    else if (!rc && (!n || st.n)) /* rollups standing for every profile: no raw part */
+    else if (!rc && !rows)
         rc = rt__ch_sum_window(s, f, n ? exclude.data : NULL, keep.len ? keep.data : NULL,
                                n ? earliest : INT64_MIN, r->sums, ud, n ? &rsql : NULL, &rout,
                                err);
-    else if (!rc)
+    else if (!rc && n) /* rollups standing for every profile: no raw part */
         rc = rt__ch_run(ch, &rsql, &rout, err);
     if (!rc && n)
         rc = read_rollups(&rout, r, ud, err);

@@ -29,6 +29,7 @@ struct scan_ctx {
     size_t nrows, cap_rows, cap_samples, cap_values;
     uint64_t *ids;                  /* scratch: ids to load */
     size_t nids, cap_ids;
+    uint32_t *lids;                 /* the rows' local stack ids found before loading (0: not) */
 };
 
 /* Appends a string read from r to c->strs; its offset in *off. */
@@ -80,25 +81,25 @@ static int read_profile(struct scan_ctx *c, struct rt__ch_rd *r)
     p->m.value_ns = rt__ch_rd_i64(r);
     p->m.has_counts = rt__ch_rd_u8(r) != 0;
     p->m.truncated_stacks = rt__ch_rd_u32(r);
+    /* the three arrays, of one length (read_len bounds it by what the answer holds) */
     size_t n, n2, n3;
     int rc = read_len(c, r, &n);
-    for (size_t i = 0; !rc && i < n; i++)
-        c->stacks[c->nrows + i] = rt__ch_rd_u64(r);
     if (!rc)
-        rc = read_len(c, r, &n2);
-    for (size_t i = 0; !rc && i < n2 && i < n; i++)
-        c->samples[c->nrows + i] = rt__ch_rd_f64(r);
-    if (!rc)
-        rc = read_len(c, r, &n3);
-    for (size_t i = 0; !rc && i < n3 && i < n; i++)
-        c->values[c->nrows + i] = rt__ch_rd_i64(r);
+        rt__ch_rd_le64s(r, c->stacks + c->nrows, n);
+    rc = rc ? rc : read_len(c, r, &n2);
+    if (!rc && n2 == n)
+        rt__ch_rd_le64s(r, c->samples + c->nrows, n);
+    rc = rc ? rc : n2 != n ? RT_EMALFORMED : read_len(c, r, &n3);
+    if (!rc && n3 == n)
+        rt__ch_rd_le64s(r, c->values + c->nrows, n);
+    rc = rc ? rc : n3 != n ? RT_EMALFORMED : 0;
     if (rc)
         return rc;
     if (read_str(c, r, &p->prod))
         return RT_ENOMEM;
     p->m.cpu_scale = rt__ch_rd_f64(r);
     p->m.declared_type = rt__store_declared_type_of(rt__ch_rd_u8(r));
-    if (n2 != n || n3 != n || r->bad)
+    if (r->bad)
         return RT_EMALFORMED;
     p->row_off = c->nrows;
     p->nrows = n;
@@ -127,8 +128,11 @@ int rt__ch_earliest_read(const struct rt_buf *out, const struct rt_store_filter 
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, out);
     int64_t longest = rt__ch_rd_i64(&r);
-    /* no overflow: both at least 0, or the bound is the filter's own start */
-    *earliest = longest > 0 && f->from_ns >= 0 ? f->from_ns - longest : f->from_ns;
+    /* from_ns - longest, saturated: INT64_MIN asks for the subquery bound instead
+     * (rt__ch_filter_sql_from), also for a window before 1970 */
+    *earliest = longest <= 0 ? f->from_ns
+                : f->from_ns >= INT64_MIN + longest ? f->from_ns - longest
+                                                     : INT64_MIN;
     return r.bad ? rt__ch_bad_response("the longest profile", err) : 0;
 }
 
@@ -197,8 +201,9 @@ static int select_ids(struct rt__ch *ch, const char *cols, const char *table,
     return rc;
 }
 
-/* Collects into c->ids the stack ids of ids[0..n) this process has no local id for. */
-static int missing_stacks(struct scan_ctx *c, const uint64_t *ids, size_t n)
+/* Collects into c->ids the stack ids of ids[0..n) this process has no local id for; with
+ * lids, the local id of each of ids (0 for those) into lids[0..n). */
+static int missing_stacks(struct scan_ctx *c, const uint64_t *ids, size_t n, uint32_t *lids)
 {
     struct rt_u64map seen = {0};
     int rc = 0;
@@ -206,7 +211,10 @@ static int missing_stacks(struct scan_ctx *c, const uint64_t *ids, size_t n)
     pthread_rwlock_rdlock(&c->s->dict_lock);
     for (size_t i = 0; !rc && i < n; i++) {
         uint64_t id = ids[i];
-        if (rt__ch_idmap_get(&c->ch->stack_ids, id) || rt__ch_idmap_get(&seen, id))
+        uint32_t lid = rt__ch_idmap_get(&c->ch->stack_ids, id);
+        if (lids)
+            lids[i] = lid;
+        if (lid || rt__ch_idmap_get(&seen, id))
             continue;
         rc = rt_u64map_put(&seen, id, 1) ||
              rt_array_grow((void **)&c->ids, &c->cap_ids, c->nids + 1, sizeof(*c->ids));
@@ -308,10 +316,12 @@ static int add_stacks(struct scan_ctx *c, const struct rt_buf *stacks, struct rt
     return rc;
 }
 
-/* Loads every stack of ids[0..n) that this process has not seen, with its frames. */
-static int resolve(struct scan_ctx *c, const uint64_t *ids, size_t n, struct rt_error *err)
+/* Loads every stack of ids[0..n) that this process has not seen, with its frames; lids as
+ * missing_stacks'. */
+static int resolve(struct scan_ctx *c, const uint64_t *ids, size_t n, uint32_t *lids,
+                   struct rt_error *err)
 {
-    if (missing_stacks(c, ids, n))
+    if (missing_stacks(c, ids, n, lids))
         return rt_error_set(err, RT_ENOMEM, "out of memory");
     size_t nstack_ids = c->nids;
     uint64_t *stack_ids = c->ids;
@@ -351,7 +361,9 @@ static int deliver(struct scan_ctx *c, rt_store_profile_cb cb, void *ud, struct 
         pthread_rwlock_rdlock(&c->s->dict_lock);
         for (size_t k = 0; k < p->nrows && !ret; k++) {
             size_t j = p->row_off + k;
-            uint32_t lid = rt__ch_idmap_get(&c->ch->stack_ids, c->stacks[j]);
+            uint32_t lid = c->lids[j];
+            if (!lid) /* loaded by resolve */
+                lid = rt__ch_idmap_get(&c->ch->stack_ids, c->stacks[j]);
             if (!lid)
                 ret = rt_error_set(err, RT_EIO, "profile %lld names unknown stack %016llx",
                                    (long long)p->m.id, (unsigned long long)c->stacks[j]);
@@ -374,7 +386,7 @@ int rt__ch_resolve_stacks(struct rt_store *s, const uint64_t *ids, size_t n,
                           struct rt_error *err)
 {
     struct scan_ctx c = {.s = s, .ch = s->be};
-    int rc = resolve(&c, ids, n, err);
+    int rc = resolve(&c, ids, n, NULL, err);
     free(c.ids);
     return rc;
 }
@@ -395,8 +407,10 @@ int rt__ch_take_scan(struct rt_store *s, struct rt_buf *out, rt_store_profile_cb
             rc = rt__ch_bad_response("a profile scan", err);
     }
     rt_buf_cleanup(out);
+    if (!rc && !(c.lids = malloc((c.nrows ? c.nrows : 1) * sizeof(*c.lids))))
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
     if (!rc)
-        rc = resolve(&c, c.stacks, c.nrows, err);
+        rc = resolve(&c, c.stacks, c.nrows, c.lids, err);
     if (!rc)
         rc = deliver(&c, cb, ud, err);
     rt_buf_cleanup(&c.strs);
@@ -405,6 +419,7 @@ int rt__ch_take_scan(struct rt_store *s, struct rt_buf *out, rt_store_profile_cb
     free(c.samples);
     free(c.values);
     free(c.ids);
+    free(c.lids);
     return rc;
 }
 
