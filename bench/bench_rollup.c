@@ -21,6 +21,7 @@
 
 struct opts {
     const char *data, *file, *keep;
+    const char *only; /* --only TEXT: the queries whose names hold TEXT (to profile one) */
     int days, instances, runs;
     bool reuse; /* --reuse DIR: a store this benchmark kept, already seeded and rolled up */
     bool no_raw; /* --no-raw: no raw reference (a ClickHouse week takes longer than a statement
@@ -148,6 +149,7 @@ static int usage(const char *argv0)
     fprintf(stderr,
             "usage: %s [--days N (7)] [--instances N (100)] [--runs N (3)] [--data DIR]\n"
             "          [--file NAME (gdu__default.pgo)] [--keep DIR | --reuse DIR] [--no-raw 1]\n"
+            "          [--only TEXT (the queries whose names hold it)]\n"
             "  DIR may be a store URI (clickhouse:http://HOST:PORT/DB)\n",
             argv0);
     return 2;
@@ -155,7 +157,7 @@ static int usage(const char *argv0)
 
 int main(int argc, char **argv)
 {
-    struct opts o = {bench_data_dir(), "gdu__default.pgo", NULL, 7, 100, 3, false, false};
+    struct opts o = {bench_data_dir(), "gdu__default.pgo", NULL, NULL, 7, 100, 3, false, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
@@ -174,6 +176,8 @@ int main(int argc, char **argv)
             o.keep = v;
         else if (strcmp(a, "--reuse") == 0)
             o.keep = v, o.reuse = true;
+        else if (strcmp(a, "--only") == 0)
+            o.only = v;
         else if (strcmp(a, "--no-raw") == 0 && strcmp(v, "1") == 0)
             o.no_raw = true;
         else
@@ -213,8 +217,12 @@ int main(int argc, char **argv)
     enum { NQ = sizeof(qs) / sizeof(qs[0]) };
     json_t *raw[NQ] = {0}, *rolled[NQ] = {0};
     double raw_ms[NQ], rolled_ms[NQ];
+    bool skip[NQ];
+    for (int i = 0; i < NQ; i++)
+        skip[i] = o.only && !strstr(qs[i].name, o.only);
     for (int i = 0; i < NQ && !o.reuse && !o.no_raw; i++) /* the week raw is slow: one run */
-        raw_ms[i] = time_query(s, &qs[i], qs[i].base_to ? o.runs : 1, &raw[i]);
+        if (!skip[i])
+            raw_ms[i] = time_query(s, &qs[i], qs[i].base_to ? o.runs : 1, &raw[i]);
     t = bench_now_ns();
     size_t built = 0, total = 0;
     do {
@@ -227,10 +235,13 @@ int main(int argc, char **argv)
     double build_s = (bench_now_ns() - t) / 1e9;
     printf("rolled up %zu blocks (hours, then days) in %.1f s\n", total, build_s);
     for (int i = 0; i < NQ; i++)
-        rolled_ms[i] = time_query(s, &qs[i], o.runs, &rolled[i]);
+        if (!skip[i])
+            rolled_ms[i] = time_query(s, &qs[i], o.runs, &rolled[i]);
     printf("\n%-42s %12s %12s %8s %s\n", "query", "raw ms", "rolled ms", "ratio", "same");
     int status = 0;
     for (int i = 0; i < NQ; i++) {
+        if (skip[i])
+            continue;
         if (o.reuse || o.no_raw) { /* no raw reference */
             json_t *w = qs[i].base_to ? json_object_get(rolled[i], "current") : rolled[i];
             printf("%-42s %12s %12.1f %8s %.0f profiles\n", qs[i].name, "-", rolled_ms[i], "",

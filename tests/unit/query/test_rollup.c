@@ -464,6 +464,49 @@ static void test_stale_rollup_refused(void)
     tstore_close(&b);
 }
 
+static int keep_day(void *ud, const struct rt_rollup_block *h)
+{
+    struct rt_rollup_block *out = ud;
+    if (h->level == 1 && !out->service) {
+        *out = *h;
+        out->service = "shop";
+    }
+    return 0;
+}
+
+/* A window holding a whole day reads the day's rollup: its fingerprint, found beside the
+ * hours' in one scan on ClickHouse, counts the day's profiles across an hour's edge too. Shown
+ * by a corrupt rollup stored for the day's fingerprint failing the answer (RT_EIO); a day
+ * fingerprint that missed them, or any other, leaves the day read raw and the answer whole. */
+static void test_day_rollup_read(void)
+{
+    struct tstore b;
+    CHECK_INT(tested_open(&b), 0);
+    struct rt_profile *p[3];
+    static const char *const st[] = {"main;serve"};
+    static const double one[] = {3};
+    p[0] = tprof(RT_PTYPE_CPU, "a", "d1", T0 + 10 * 60 * S, 60 * S, st, one, 1);
+    p[1] = tprof(RT_PTYPE_CPU, "a", "d2", T0 + H - 30 * S, 60 * S, st, one, 1); /* an edge */
+    p[2] = tprof(RT_PTYPE_CPU, "a", "d3", T0 + 5 * H + 60 * S, 60 * S, st, one, 1);
+    for (int i = 0; i < 3; i++)
+        CHECK_INT(tput(b.s, p[i]), 0);
+    struct rt_rollup_block day = {0};
+    struct rt_error err = {0};
+    CHECK_INT(rt_store_scan_rollup_pending(b.s, T0 + D + H, T0 + 2 * D, 10, keep_day, &day, &err),
+              0);
+    CHECK(day.service != NULL);
+    CHECK_INT(day.block, T0 / D);
+    static const uint8_t bad[12] = {'R', 'T', 'R', '1', 0xff, 0xff, 0xff, 0xff};
+    struct rt_rollup_group g = {"a", NULL, bad, sizeof(bad)};
+    CHECK_INT(rt_store_put_rollup(b.s, &day, &g, 1, &err), 0);
+    struct rt_query_profile_req r = {"shop", RT_PTYPE_CPU, T0, T0 + D, NULL, NULL, 0, NULL};
+    json_t *j = rt_query_profile(b.s, &r, &err);
+    CHECK(j == NULL);
+    CHECK_INT(err.code, RT_EIO);
+    json_decref(j);
+    tstore_close(&b);
+}
+
 /* A rollup that cannot be read fails the answer with RT_EIO; nothing crashes. */
 static void test_corrupt_rollup(void)
 {
@@ -650,6 +693,7 @@ int main(void)
     RUN(test_before_1970);
     RUN(test_stale_rollup_refused);
     RUN(test_corrupt_rollup);
+    RUN(test_day_rollup_read);
     RUN(test_pair_merge);
     RUN(test_sql_rule_matches_c);
     RUN(test_failing_block_deferred);

@@ -220,25 +220,34 @@ struct rolled {
     uint64_t gen;
 };
 
-/* The statement finding the window's whole blocks whose rollups are current, days first. 0 or
- * RT_ENOMEM. */
+_Static_assert(RT_ROLLUP_LEVELS == 2, "blocks_sql pairs hours with days");
+
+/* The statement finding the window's whole blocks whose rollups are current, days first. One
+ * scan of the profiles serves both levels: it sums the fingerprint per (hour, day) pair, and
+ * each level's fingerprint is the wrapping sum of its pairs' (a day's profiles are those of its
+ * hours and its straddlers; every profile of a block starts inside it, so inside the window's
+ * whole hours). 0 or RT_ENOMEM. */
 static int blocks_sql(struct rt_buf *sql, const struct rt_store_filter *f)
 {
     int64_t lo[RT_ROLLUP_LEVELS], hi[RT_ROLLUP_LEVELS];
-    int rc = rt_buf_puts(sql, "SELECT level, block, gen FROM (");
-    for (int level = 0; !rc && level < RT_ROLLUP_LEVELS; level++) {
-        int64_t len = rt_rollup_level_ns(level);
+    for (int level = 0; level < RT_ROLLUP_LEVELS; level++) {
         lo[level] = block_ceil(f->from_ns, level);
-        hi[level] = f->to_ns / len;
-        rc = rt_buf_printf(sql, "%sSELECT toUInt8(%d) AS level, %s AS block, " GEN_SQL
-                                " AS gen FROM profiles WHERE ",
-                           level ? " UNION ALL " : "", level, rt__ch_block_sql(level)) ||
-             service_sql(sql, f->service, f->type) ||
-             rt_buf_printf(sql, " AND time_ns >= %lld AND time_ns < %lld GROUP BY block "
-                                "HAVING block >= %lld AND block < %lld",
-                           (long long)(lo[level] * len), (long long)(hi[level] * len),
-                           (long long)lo[level], (long long)hi[level]);
+        hi[level] = f->to_ns / rt_rollup_level_ns(level);
     }
+    int64_t hour = rt_rollup_level_ns(0);
+    int rc = rt_buf_printf(sql,
+                           "SELECT level, block, gen FROM (SELECT tupleElement(t, 1) AS level, "
+                           "tupleElement(t, 2) AS block, sum(tupleElement(t, 3)) AS gen FROM "
+                           "(SELECT arrayJoin([(toUInt8(0), h, g), (toUInt8(1), d, g)]) AS t "
+                           "FROM (SELECT %s AS h, %s AS d, " GEN_SQL " AS g FROM profiles WHERE ",
+                           rt__ch_block_sql(0), rt__ch_block_sql(1)) ||
+             service_sql(sql, f->service, f->type) ||
+             rt_buf_printf(sql,
+                           " AND time_ns >= %lld AND time_ns < %lld GROUP BY h, d)) GROUP BY "
+                           "level, block HAVING (level = 0 AND block >= %lld AND block < %lld) "
+                           "OR (level = 1 AND block >= %lld AND block < %lld)",
+                           (long long)(lo[0] * hour), (long long)(hi[0] * hour), (long long)lo[0],
+                           (long long)hi[0], (long long)lo[1], (long long)hi[1]);
     rc = rc || rt_buf_puts(sql, ") AS cur ANY INNER JOIN (SELECT level, block, gen FROM rollups "
                                 "WHERE ") ||
          service_sql(sql, f->service, f->type) ||
