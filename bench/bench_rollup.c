@@ -218,8 +218,13 @@ int main(int argc, char **argv)
     json_t *raw[NQ] = {0}, *rolled[NQ] = {0};
     double raw_ms[NQ], rolled_ms[NQ];
     bool skip[NQ];
+    int nrun = 0;
     for (int i = 0; i < NQ; i++)
-        skip[i] = o.only && !strstr(qs[i].name, o.only);
+        nrun += !(skip[i] = o.only && !strstr(qs[i].name, o.only));
+    if (!nrun) {
+        fprintf(stderr, "bench_rollup: --only %s names no query\n", o.only);
+        return 2;
+    }
     for (int i = 0; i < NQ && !o.reuse && !o.no_raw; i++) /* the week raw is slow: one run */
         if (!skip[i])
             raw_ms[i] = time_query(s, &qs[i], qs[i].base_to ? o.runs : 1, &raw[i]);
