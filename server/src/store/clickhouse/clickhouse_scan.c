@@ -397,6 +397,17 @@ int rt__ch_take_scan(struct rt_store *s, struct rt_buf *out, rt_store_profile_cb
     struct scan_ctx c = {.s = s, .ch = s->be};
     rt_buf_init(&c.strs, 0);
     int rc = 0;
+    /* Each row takes 24 bytes of the answer (an element of each of its three arrays), so the
+     * answer's length bounds its rows: the arrays are made once at that size and never grow
+     * (growing copies what they hold: ~4 % of an issue diff at :23, perf). */
+    size_t most = out->len / 24 + 1;
+    c.stacks = malloc(most * sizeof(*c.stacks));
+    c.samples = malloc(most * sizeof(*c.samples));
+    c.values = malloc(most * sizeof(*c.values));
+    if (!c.stacks || !c.samples || !c.values)
+        rc = rt_error_set(err, RT_ENOMEM, "out of memory");
+    else
+        c.cap_rows = c.cap_samples = c.cap_values = most;
     struct rt__ch_rd r;
     rt__ch_rd_init(&r, out);
     while (!rc && rt__ch_rd_more(&r)) {
