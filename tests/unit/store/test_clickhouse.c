@@ -384,6 +384,58 @@ static void test_window_sums(void)
     fixture_rmdir(dir);
 }
 
+struct slot_wait {
+    struct rt__ch *ch;
+    int left; /* the slots still taken when statement 0's answer was taken */
+};
+
+/* At statement 0's answer, waits (up to 10 s) for the other statement's slot to come back. */
+static int wait_slot_back(void *ud, size_t i, struct rt_error *err)
+{
+    struct slot_wait *u = ud;
+    (void)err;
+    for (int t = 0; i == 0 && t < 1000 && atomic_load(&u->ch->extra_threads) != 0; t++)
+        usleep(10000);
+    if (i == 0)
+        u->left = atomic_load(&u->ch->extra_threads);
+    return 0;
+}
+
+/* rt__ch_run_each: a statement on a thread of its own gives the store's thread slot back when
+ * its answer is in, not when the caller reaches it in order: statement 1 (SELECT 1) ends
+ * while statement 0 (a second's sleep, on the caller's thread) runs, and its slot is free at
+ * statement 0's answer, before statement 1 is joined. Every slot is back at the end. */
+static void test_run_each_slots(void)
+{
+    if (!fixture_clickhouse()) {
+        fprintf(stderr, "skip %s on sqlite: ClickHouse's statements at once\n", __func__);
+        return;
+    }
+    char *dir = fixture_tmpdir();
+    struct rt_store *s = open_dir(dir);
+    struct rt__ch *ch = s->be;
+    struct rt_buf sql[2], out[2];
+    const char *q[2] = {"SELECT sleep(1)", "SELECT 1"};
+    for (int i = 0; i < 2; i++) {
+        rt_buf_init(&sql[i], 0);
+        rt_buf_init(&out[i], 1 << 20);
+        CHECK_INT(rt_buf_puts(&sql[i], q[i]), 0);
+    }
+    struct slot_wait u = {ch, -1};
+    struct rt_error err = {0};
+    CHECK_INT(atomic_load(&ch->extra_threads), 0);
+    CHECK_INT(rt__ch_run_each(ch, sql, out, 2, wait_slot_back, &u, &err), 0);
+    CHECK_INT(u.left, 0);
+    CHECK_INT(atomic_load(&ch->extra_threads), 0);
+    CHECK_STR(out[1].data, "1\n");
+    for (int i = 0; i < 2; i++) {
+        rt_buf_cleanup(&sql[i]);
+        rt_buf_cleanup(&out[i]);
+    }
+    rt_store_free(s);
+    fixture_rmdir(dir);
+}
+
 /* Schema v1 -> v6 (v2: producer, cpu_scale; v3: content_hash; v4: declared_type; v5: the
  * issues' source, alert_key and alert, and the table issue_states; v6: the tables rollups and
  * rollup_deferrals): a database whose profiles and issues tables lack those columns, holding a
@@ -535,6 +587,7 @@ int main(void)
     RUN(test_odd_names);
     RUN(test_retention_months);
     RUN(test_window_sums);
+    RUN(test_run_each_slots);
     RUN(test_migration_v1);
     RUN(test_startup_refusals);
     RUN(test_foreign_tables_refused);

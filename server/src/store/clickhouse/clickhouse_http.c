@@ -135,14 +135,21 @@ struct run_job {
     struct rt_buf *sql, *out;
     struct rt_error err;
     int rc;
+    bool slot; /* run on a thread of its own: gives its ch->extra_threads slot back when done */
 };
 
+/* Runs one statement. A job on a thread of its own gives its slot back as soon as its answer
+ * is in, not when the caller joins it (run_each joins in order): the slots bound the
+ * statements running, and another query may start its own meanwhile. The thread then only
+ * returns, so the threads alive may pass the bound by those about to end. */
 static void *run_job(void *p)
 {
     struct run_job *j = p;
     j->err.code = 0;
     j->err.msg[0] = '\0';
     j->rc = rt__ch_run(j->ch, j->sql, j->out, &j->err);
+    if (j->slot)
+        atomic_fetch_sub(&j->ch->extra_threads, 1);
     return NULL;
 }
 
@@ -157,19 +164,20 @@ int rt__ch_run_each(struct rt__ch *ch, struct rt_buf *sql, struct rt_buf *out, s
         return rt_error_set(err, RT_EINVAL, "%zu statements at once (at most %d)", n,
                             RT__CH_RUN_ALL_MAX);
     for (size_t i = 0; i < n; i++) {
-        jobs[i] = (struct run_job){.ch = ch, .sql = &sql[i], .out = &out[i]};
+        jobs[i] = (struct run_job){.ch = ch, .sql = &sql[i], .out = &out[i], .slot = i > 0};
         /* the caller's thread runs the first; one past the bound, or that cannot be
          * started, runs there too, in its turn */
         started[i] = i > 0 && atomic_fetch_add(&ch->extra_threads, 1) < RT__CH_EXTRA_THREADS &&
                      pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
-        if (i > 0 && !started[i])
+        if (i > 0 && !started[i]) {
+            jobs[i].slot = false; /* no thread: the slot goes back now */
             atomic_fetch_sub(&ch->extra_threads, 1);
+        }
     }
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         if (started[i]) {
             pthread_join(tid[i], NULL);
-            atomic_fetch_sub(&ch->extra_threads, 1);
         } else if (!rc) {
             run_job(&jobs[i]);
         } else {

@@ -67,9 +67,11 @@ struct rt__ch {
     pthread_mutex_t pool_lock;     /* guards idle and nidle */
     CURL *idle[RT__CH_POOL];       /* idle handles */
     size_t nidle;
-    atomic_int extra_threads;      /* rt__ch_run_all's threads running, this store's (at most
-                                    * RT__CH_EXTRA_THREADS, or briefly above it while a caller
-                                    * that found no room gives its count back) */
+    atomic_int extra_threads;      /* rt__ch_run_all's statements running on threads of their
+                                    * own, this store's (at most RT__CH_EXTRA_THREADS, or
+                                    * briefly above it while a caller that found no room gives
+                                    * its count back); each gives its slot back when its answer
+                                    * is in, before the caller joins it */
     /* Guarded by rt_store.dict_lock, like the dictionary they index: */
     struct rt_u64map frame_ids;    /* ClickHouse frame id -> local frame id */
     struct rt_u64map stack_ids;    /* ClickHouse stack id -> local stack id */
