@@ -30,7 +30,7 @@ endif
 
 CC      ?= cc
 FUZZ_CC ?= clang
-PKGS     = libmicrohttpd jansson sqlite3 zlib libsodium libxxhash libcurl libprotobuf-c
+PKGS     = libmicrohttpd jansson sqlite3 zlib libdeflate libsodium libxxhash libcurl libprotobuf-c
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
            -Iserver/include -Iserver/src -I$(BUILD)/gen $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm

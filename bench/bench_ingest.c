@@ -1,11 +1,13 @@
 /* Ingest benchmark: the shared real pprof files, repeated round-robin to a target of
  * compressed bytes, through (a) rt_ingest_parse + rt_store_put_profiles into a fresh SQLite
- * store, (b) rt_ingest_parse alone and (c) bare zlib gunzip, the reference, in one run. */
+ * store, (b) rt_ingest_parse alone and (c) bare zlib gunzip, the reference, in one run; and
+ * (d) bare libdeflate gunzip, the inflater rt_ingest_gunzip uses first, printed beside it. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "bench.h"
@@ -28,7 +30,7 @@ struct input {
     size_t nprof;         /* profiles one parse yields (1, or 2 for cpu + wall) */
     size_t nstacks;       /* distinct stacks of the first profile */
     size_t uses;          /* uploads of this file in the run */
-    int64_t gunzip_ns, parse_ns, store_ns; /* summed over its uploads, per pass */
+    int64_t gunzip_ns, parse_ns, store_ns, deflate_ns; /* summed over its uploads, per pass */
 };
 
 /* One pass over the schedule: totals for the summary table. */
@@ -41,7 +43,8 @@ struct pass {
 
 static int usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [--mb N] [--data DIR] [--only gunzip|parse|store] [--libc-malloc]\n"
+    fprintf(stderr, "usage: %s [--mb N] [--data DIR] [--only gunzip|libdeflate|parse|store]\n"
+                    "          [--libc-malloc]\n"
                     "  --mb N      compressed megabytes to push through each pass (default 300)\n"
                     "  --data DIR  the shared pprof files (default $RT_BENCH_DATA or %s)\n"
                     "  --only P    run one pass alone (to profile it, e.g. under perf)\n"
@@ -139,8 +142,11 @@ static size_t load_inputs(const char *dir, struct input *ins)
     return n;
 }
 
-/* (c) The reference: bare zlib inflate of the same bytes (memcpy for a raw file). */
-static int pass_gunzip(struct input *ins, size_t nin, size_t nup, struct pass *ps)
+/* (c) The reference: bare zlib inflate of the same bytes (memcpy for a raw file); with
+ * libdeflate, (d): bare libdeflate, one call a body, what rt_ingest_gunzip's first inflater
+ * costs without the server around it. Times go to each input's gunzip_ns or deflate_ns. */
+static int pass_inflate(struct input *ins, size_t nin, size_t nup, struct pass *ps,
+                        bool libdeflate)
 {
     size_t cap = 0;
     for (size_t k = 0; k < nin; k++)
@@ -148,25 +154,29 @@ static int pass_gunzip(struct input *ins, size_t nin, size_t nup, struct pass *p
     unsigned char *out = malloc(cap ? cap : 1);
     z_stream z;
     memset(&z, 0, sizeof(z));
-    if (!out || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-        free(out);
-        return -1;
-    }
-    int rc = 0;
+    struct libdeflate_decompressor *d = libdeflate ? libdeflate_alloc_decompressor() : NULL;
+    int rc = !out || (libdeflate ? !d : inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) ? -1 : 0;
     int64_t t0 = bench_now_ns();
     for (size_t i = 0; i < nup && rc == 0; i++) {
         struct input *in = &ins[i % nin];
         int64_t a = bench_now_ns();
-        if (in->gz)
-            rc = inflate_into(&z, in->data, in->len, out, cap) == (long)in->raw_len ? 0 : -1;
-        else
+        size_t got = 0;
+        if (!in->gz)
             memcpy(out, in->data, in->len);
-        in->gunzip_ns += bench_now_ns() - a;
+        else if (libdeflate)
+            rc = libdeflate_gzip_decompress(d, in->data, in->len, out, cap, &got) ==
+                         LIBDEFLATE_SUCCESS && got == in->raw_len ? 0 : -1;
+        else
+            rc = inflate_into(&z, in->data, in->len, out, cap) == (long)in->raw_len ? 0 : -1;
+        *(libdeflate ? &in->deflate_ns : &in->gunzip_ns) += bench_now_ns() - a;
     }
     ps->ns = bench_now_ns() - t0;
     ps->uploads = nup;
     ps->profiles = nup;
-    inflateEnd(&z);
+    if (d)
+        libdeflate_free_decompressor(d);
+    else
+        inflateEnd(&z);
     free(out);
     return rc;
 }
@@ -265,14 +275,14 @@ static void print_pass(const struct pass *p, double comp, double raw, const stru
 static void print_per_file(const struct input *ins, size_t nin)
 {
     printf("\nper file (mean us per upload; ratio = parse / gunzip)\n");
-    printf("%-34s %6s %9s %9s %10s %10s %9s\n", "file", "uses", "comp KB", "gunzip", "parse",
-           "store", "ratio");
+    printf("%-34s %6s %9s %9s %10s %10s %10s %9s\n", "file", "uses", "comp KB", "gunzip",
+           "libdeflate", "parse", "store", "ratio");
     for (size_t k = 0; k < nin; k++) {
         const struct input *in = &ins[k];
         double u = in->uses ? (double)in->uses : 1;
-        printf("%-34s %6zu %9.1f %9.1f %10.1f %10.1f %8.1fx\n", in->name, in->uses,
-               in->len / 1e3, in->gunzip_ns / u / 1e3, in->parse_ns / u / 1e3,
-               in->store_ns / u / 1e3,
+        printf("%-34s %6zu %9.1f %9.1f %10.1f %10.1f %10.1f %8.1fx\n", in->name, in->uses,
+               in->len / 1e3, in->gunzip_ns / u / 1e3, in->deflate_ns / u / 1e3,
+               in->parse_ns / u / 1e3, in->store_ns / u / 1e3,
                in->gunzip_ns ? (double)in->parse_ns / in->gunzip_ns : 0.0);
     }
 }
@@ -284,7 +294,9 @@ static int run_only(const char *only, struct input *ins, size_t nin, size_t nup,
     struct pass p = {.label = only};
     int rc;
     if (strcmp(only, "gunzip") == 0)
-        rc = pass_gunzip(ins, nin, nup, &p);
+        rc = pass_inflate(ins, nin, nup, &p, false);
+    else if (strcmp(only, "libdeflate") == 0)
+        rc = pass_inflate(ins, nin, nup, &p, true);
     else if (strcmp(only, "parse") == 0)
         rc = pass_parse(ins, nin, nup, &p);
     else if (strcmp(only, "store") == 0)
@@ -341,16 +353,17 @@ int main(int argc, char **argv)
            comp / 1e6, raw / 1e6);
 
     struct pass pg = {.label = "gunzip (reference)"}, pp = {.label = "parse"},
-                pa = {.label = "parse+store"};
+                pa = {.label = "parse+store"}, pd = {.label = "gunzip (libdeflate)"};
     if (only)
         return run_only(only, ins, nin, nup, comp, raw);
-    if (pass_gunzip(ins, nin, nup, &pg) || pass_parse(ins, nin, nup, &pp) ||
-        pass_store(ins, nin, nup, &pa))
+    if (pass_inflate(ins, nin, nup, &pg, false) || pass_inflate(ins, nin, nup, &pd, true) ||
+        pass_parse(ins, nin, nup, &pp) || pass_store(ins, nin, nup, &pa))
         return 1;
 
     printf("\n%-26s %8s %11s %11s %11s %13s %11s\n", "pass", "s", "profiles/s", "comp MB/s",
            "decomp MB/s", "us/profile", "vs gunzip");
     print_pass(&pg, comp, raw, &pg);
+    print_pass(&pd, comp, raw, &pg);
     print_pass(&pp, comp, raw, &pg);
     print_pass(&pa, comp, raw, &pg);
     printf("  (profiles/s = uploaded pprof bodies per second; they gave %zu stored profiles)\n",
@@ -360,6 +373,9 @@ int main(int argc, char **argv)
            "(parse %.1f MB/s, parse+store %.1f MB/s compressed)\n",
            (double)pp.ns / pg.ns, (double)pa.ns / pg.ns, comp / 1e6 / (pp.ns / 1e9),
            comp / 1e6 / (pa.ns / 1e9));
+    printf("RATIO ingest against libdeflate: parse/libdeflate %.2f  parse+store/libdeflate %.2f  "
+           "(libdeflate/gunzip %.2f)\n",
+           (double)pp.ns / pd.ns, (double)pa.ns / pd.ns, (double)pd.ns / pg.ns);
     for (size_t k = 0; k < nin; k++)
         free(ins[k].data);
     return 0;

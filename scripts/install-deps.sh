@@ -9,8 +9,8 @@ BUILD_ONLY=0
 [ "${1:-}" = "--build" ] && BUILD_ONLY=1
 
 pkgs=(build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev zlib1g-dev
-      libsodium-dev libxxhash-dev libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler
-      python3)
+      libdeflate-dev libsodium-dev libxxhash-dev libcurl4-openssl-dev libprotobuf-c-dev
+      protobuf-c-compiler python3)
 if [ $BUILD_ONLY -eq 0 ]; then
     # curl and chromium: the scripts' and the UI's browser tests; php-*: the PHP SDK's tests
     # (PHPUnit, with and without ext-excimer; php-fpm driven through cgi-fcgi from

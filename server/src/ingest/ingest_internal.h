@@ -145,6 +145,12 @@ struct rt__pprof {
     size_t nline_fn, cap_line_fn;
 };
 
+/* zlib's inflate of the gzip body in[0..len) into out, member after member: what
+ * rt_ingest_gunzip (gzip.c) falls back to for a body libdeflate refuses, so that every refusal
+ * is named by zlib. The same contract as rt_ingest_gunzip; the fuzz target compares the two. */
+struct rt_buf;
+int rt__ingest_gunzip_zlib(const void *in, size_t len, struct rt_buf *out, struct rt_error *err);
+
 /* Decodes a Profile message from data[0..len) (borrowed: the result points into it) and
  * validates its structure and string indices. Returns 0, RT_EMALFORMED, RT_ETOOBIG (limits
  * on samples, locations, strings) or RT_ENOMEM. pp is cleaned up on error. */

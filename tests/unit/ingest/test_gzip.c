@@ -2,6 +2,7 @@
  * truncated and corrupt streams, multi-member files. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zlib.h>
 
 #include "rt/buf.h"
@@ -129,6 +130,60 @@ static void test_truncated_and_corrupt(void)
     free(gz);
 }
 
+/* Two members whose trailer's length (the last member's, 10 bytes) understates the body:
+ * inflated whole, the limit still exact. libdeflate's one try into the room that length gives
+ * fails, and zlib inflates the body from its start (gzip.c). */
+static void test_members_past_the_trailer_length(void)
+{
+    unsigned char *a, *b;
+    size_t alen = gzip_pattern("abc;def 1\n", 10, 100000, &a);
+    size_t blen = gzip_pattern("0123456789", 10, 10, &b);
+    unsigned char *two = malloc(alen + blen);
+    memcpy(two, a, alen);
+    memcpy(two + alen, b, blen);
+    struct rt_buf out;
+    struct rt_error e;
+    rt_buf_init(&out, 100010);
+    CHECK_INT(rt_ingest_gunzip(two, alen + blen, &out, &e), 0);
+    CHECK_INT(out.len, 100010);
+    CHECK(out.len == 100010 && memcmp(out.data + 99990, "abc;def 1\n0123456789", 20) == 0);
+    rt_buf_cleanup(&out);
+    rt_buf_init(&out, 100009);
+    CHECK_INT(rt_ingest_gunzip(two, alen + blen, &out, &e), RT_ETOOBIG);
+    rt_buf_cleanup(&out);
+    free(two);
+    free(a);
+    free(b);
+}
+
+/* A header with its CRC-16 (FLG.FHCRC, RFC 1952 2.3.1): taken when right, refused when
+ * wrong, as zlib does (libdeflate would skip the check: such members go to zlib). */
+static void test_header_crc(void)
+{
+    unsigned char *gz;
+    size_t gzlen = gzip_pattern("xyz", 3, 3000, &gz);
+    unsigned char *h = malloc(gzlen + 2);
+    memcpy(h, gz, 10);
+    h[3] |= 0x02;
+    uLong crc = crc32(0, h, 10);
+    h[10] = (unsigned char)(crc & 0xff);
+    h[11] = (unsigned char)(crc >> 8 & 0xff);
+    memcpy(h + 12, gz + 10, gzlen - 10);
+    struct rt_buf out;
+    struct rt_error e;
+    rt_buf_init(&out, 0);
+    CHECK_INT(rt_ingest_gunzip(h, gzlen + 2, &out, &e), 0);
+    CHECK_INT(out.len, 3000);
+    rt_buf_cleanup(&out);
+    h[10] ^= 0x5a;
+    rt_buf_init(&out, 0);
+    CHECK_INT(rt_ingest_gunzip(h, gzlen + 2, &out, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "header crc") != NULL);
+    rt_buf_cleanup(&out);
+    free(h);
+    free(gz);
+}
+
 /* Through rt_ingest_parse: truncated gzip is malformed; 300 MiB of zeros is a bomb. */
 static void test_parse_gzip_errors(void)
 {
@@ -164,6 +219,8 @@ int main(void)
     RUN(test_is_gzip);
     RUN(test_roundtrip_and_limit);
     RUN(test_truncated_and_corrupt);
+    RUN(test_members_past_the_trailer_length);
+    RUN(test_header_crc);
     RUN(test_parse_gzip_errors);
     return TEST_DONE();
 }
