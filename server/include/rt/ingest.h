@@ -187,7 +187,10 @@ void rt_ingest_push_free(struct rt_ingest_push *p);
 const char *rt_ingest_push_label(const struct rt_ingest_push_series *s, const char *name);
 
 /* Inflates gzip data in into out (caller-initialized buffer, whose limit is enforced:
- * RT_ETOOBIG past it). Returns 0, RT_EMALFORMED (corrupt or truncated) or RT_ENOMEM. */
+ * RT_ETOOBIG past it). Returns 0, RT_EMALFORMED (corrupt or truncated) or RT_ENOMEM. A member
+ * using one of the few deflate codes libdeflate decodes and zlib refuses (length symbols
+ * 286-287, distance codes 30-31, ...) is taken when its output matches its CRC-32 and length
+ * (gzip.c). */
 struct rt_buf;
 int rt_ingest_gunzip(const void *in, size_t len, struct rt_buf *out, struct rt_error *err);
 

@@ -147,7 +147,8 @@ struct rt__pprof {
 
 /* zlib's inflate of the gzip body in[0..len) into out, member after member: what
  * rt_ingest_gunzip (gzip.c) falls back to for a body libdeflate refuses, so that every refusal
- * is named by zlib. The same contract as rt_ingest_gunzip; the fuzz target compares the two. */
+ * is named by zlib. The same contract as rt_ingest_gunzip, but for the invalid codes zlib
+ * refuses and libdeflate decodes; the fuzz target compares the two. */
 struct rt_buf;
 int rt__ingest_gunzip_zlib(const void *in, size_t len, struct rt_buf *out, struct rt_error *err);
 

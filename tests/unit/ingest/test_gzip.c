@@ -5,6 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "ingest/ingest_internal.h"
 #include "rt/buf.h"
 #include "rt/err.h"
 #include "rt/ingest.h"
@@ -184,6 +185,33 @@ static void test_header_crc(void)
     free(gz);
 }
 
+/* libdeflate's leniency, chosen and pinned (gzip.c, gunzip_libdeflate): one fixed-Huffman
+ * block of 'a', then length symbol 286 (invalid in RFC 1951) at distance 1, whose 259 bytes
+ * match the trailer's CRC-32 and ISIZE. zlib refuses it ("invalid literal/length code");
+ * rt_ingest_gunzip takes it, as libdeflate decodes it. A body of the same shape that does not
+ * match its CRC is refused, with zlib's message. */
+static void test_lenient_codes(void)
+{
+    unsigned char gz[] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x4b,
+                          0x1c, 0x03, 0x00, 0x56, 0xfa, 0xc2, 0x34, 0x03, 0x01, 0x00, 0x00};
+    struct rt_buf out;
+    struct rt_error e;
+    rt_buf_init(&out, 0);
+    CHECK_INT(rt__ingest_gunzip_zlib(gz, sizeof(gz), &out, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "invalid literal/length code") != NULL);
+    rt_buf_cleanup(&out);
+    rt_buf_init(&out, 0);
+    CHECK_INT(rt_ingest_gunzip(gz, sizeof(gz), &out, &e), 0);
+    CHECK_INT(out.len, 259);
+    CHECK(out.len == 259 && out.data[0] == 'a' && out.data[258] == 'a' && out.data[259] == '\0');
+    rt_buf_cleanup(&out);
+    gz[14] ^= 1; /* the CRC-32 no longer matches */
+    rt_buf_init(&out, 0);
+    CHECK_INT(rt_ingest_gunzip(gz, sizeof(gz), &out, &e), RT_EMALFORMED);
+    CHECK(strstr(e.msg, "invalid literal/length code") != NULL);
+    rt_buf_cleanup(&out);
+}
+
 /* Through rt_ingest_parse: truncated gzip is malformed; 300 MiB of zeros is a bomb. */
 static void test_parse_gzip_errors(void)
 {
@@ -221,6 +249,7 @@ int main(void)
     RUN(test_truncated_and_corrupt);
     RUN(test_members_past_the_trailer_length);
     RUN(test_header_crc);
+    RUN(test_lenient_codes);
     RUN(test_parse_gzip_errors);
     return TEST_DONE();
 }
