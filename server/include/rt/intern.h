@@ -10,6 +10,7 @@
 struct rt_intern {
     char **strs;       /* owned copies, NUL-terminated, indexed by id */
     uint32_t *lens;    /* length of each string */
+    uint64_t *hashes;  /* rt_hash of each string: the stores' frame hash, kept once */
     uint32_t count;    /* number of distinct strings */
     uint32_t cap;      /* capacity of strs/lens */
     uint32_t *slots;   /* open-addressing table of id + 1 (0 = empty) */
@@ -25,6 +26,12 @@ int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id);
 
 /* Looks s up without adding it. Returns its id or -1. */
 int64_t rt_intern_find(const struct rt_intern *t, struct rt_str s);
+
+/* rt_hash(string id, its length): the hash the stores key frame names by. */
+static inline uint64_t rt_intern_hash(const struct rt_intern *t, uint32_t id)
+{
+    return t->hashes[id];
+}
 
 /* The string with this id (valid until t is cleaned up). */
 static inline const char *rt_intern_str(const struct rt_intern *t, uint32_t id)

@@ -16,6 +16,7 @@ void rt_intern_cleanup(struct rt_intern *t)
         free(t->strs[i]);
     free(t->strs);
     free(t->lens);
+    free(t->hashes);
     free(t->slots);
     memset(t, 0, sizeof(*t));
 }
@@ -28,7 +29,7 @@ static uint32_t *find_slot(const struct rt_intern *t, struct rt_str s, uint64_t 
         if (v == 0)
             return &t->slots[i];
         uint32_t id = v - 1;
-        if (t->lens[id] == s.len && memcmp(t->strs[id], s.ptr, s.len) == 0)
+        if (t->hashes[id] == h && t->lens[id] == s.len && memcmp(t->strs[id], s.ptr, s.len) == 0)
             return &t->slots[i];
     }
 }
@@ -44,7 +45,7 @@ static int grow_slots(struct rt_intern *t)
     t->nslots = n;
     for (uint32_t id = 0; id < t->count; id++) {
         struct rt_str s = {t->strs[id], t->lens[id]};
-        *find_slot(t, s, rt_hash(s.ptr, s.len)) = id + 1;
+        *find_slot(t, s, t->hashes[id]) = id + 1;
     }
     return 0;
 }
@@ -61,7 +62,8 @@ int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id)
 {
     if ((t->count + 1) * 2 > t->nslots && grow_slots(t))
         return RT_ENOMEM;
-    uint32_t *slot = find_slot(t, s, rt_hash(s.ptr, s.len));
+    uint64_t h = rt_hash(s.ptr, s.len);
+    uint32_t *slot = find_slot(t, s, h);
     if (*slot) {
         *id = *slot - 1;
         return 0;
@@ -76,6 +78,10 @@ int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id)
         if (!lens)
             return RT_ENOMEM;
         t->lens = lens;
+        uint64_t *hashes = realloc(t->hashes, cap * sizeof(*hashes));
+        if (!hashes)
+            return RT_ENOMEM;
+        t->hashes = hashes;
         t->cap = cap;
     }
     char *copy = rt_str_dup(s);
@@ -83,6 +89,7 @@ int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id)
         return RT_ENOMEM;
     t->strs[t->count] = copy;
     t->lens[t->count] = (uint32_t)s.len;
+    t->hashes[t->count] = h;
     t->bytes += s.len;
     *slot = ++t->count;
     *id = t->count - 1;

@@ -1,6 +1,11 @@
 /* Length-carrying string helpers, UTF-8 validation and repair, and the hash function (XXH3). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+/* XXH3 compiled into this file (the same function and values as libxxhash's): the hashes
+ * of the ingest's hot paths are short, where a call through the library costs as much as
+ * the hash. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "rt/str.h"
@@ -75,10 +80,28 @@ static bool is_control(unsigned char c)
     return c < 0x20 || c == 0x7f;
 }
 
+/* Whether the 8 bytes at p are all printable ASCII (0x20-0x7e): no byte with its high bit,
+ * none below 0x20 and no DEL (the "haszero"/"hasless" word tests of Bit Twiddling Hacks). */
+static bool printable_ascii8(const unsigned char *p)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t w;
+    memcpy(&w, p, sizeof(w));
+    uint64_t below_space = (w - 0x20 * ones) & ~w; /* high bit set where a byte < 0x20 */
+    uint64_t del = w ^ (0x7f * ones);
+    uint64_t is_del = (del - ones) & ~del;         /* high bit set where a byte == 0x7f */
+    return ((w | below_space | is_del) & high) == 0;
+}
+
 bool rt_str_is_name(struct rt_str s)
 {
     const unsigned char *p = (const unsigned char *)s.ptr;
-    for (size_t i = 0, k; i < s.len; i += k)
+    size_t i = 0;
+    /* Names are mostly ASCII: eight bytes a step while they are; the first word that is not
+     * goes to the byte loop, which decides from there. */
+    while (i + 8 <= s.len && printable_ascii8(p + i))
+        i += 8;
+    for (size_t k; i < s.len; i += k)
         if (is_control(p[i]) || (k = p[i] < 0x80 ? 1 : rt_utf8_seq_len(p + i, s.len - i)) == 0)
             return false;
     return true;

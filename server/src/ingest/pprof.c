@@ -98,6 +98,7 @@ struct build {
     struct rt__pprof pp;
     struct id_index fn_ix, loc_ix, map_ix;
     struct loc_frames *loc;     /* each location's frame slots (together: one cache line) */
+    struct loc_frames *loc_by_id; /* the same by location id when ids are small (n = 0: none) */
     struct rt_str *slot_name;   /* name of every frame slot, leaf first within a location */
     size_t nslots;
     char **repaired;            /* owned UTF-8 repairs of string table entries */
@@ -113,6 +114,7 @@ static void build_cleanup(struct build *b)
     index_cleanup(&b->loc_ix);
     index_cleanup(&b->map_ix);
     free(b->loc);
+    free(b->loc_by_id);
     free(b->slot_name);
     free(b->fn_name);
     for (size_t i = 0; i < b->nrepaired; i++)
@@ -335,7 +337,25 @@ static int name_frames(struct build *b)
         if (rc)
             return rc;
     }
+    /* Samples name their locations by id: with small ids, one load gives a location's
+     * slots (loc_frames_of) where the index and then loc[] took two dependent ones. */
+    if (b->loc_ix.direct) {
+        b->loc_by_id = calloc(b->loc_ix.ndirect, sizeof(*b->loc_by_id));
+        if (!b->loc_by_id)
+            return oom(b);
+        for (size_t i = 0; i < pp->nlocations; i++)
+            b->loc_by_id[pp->locations[i].id] = b->loc[i];
+    }
     return 0;
+}
+
+/* Location id's frame slots; n = 0 when no location has that id. */
+static inline struct loc_frames loc_frames_of(const struct build *b, uint64_t id)
+{
+    if (b->loc_by_id)
+        return id < b->loc_ix.ndirect ? b->loc_by_id[id] : (struct loc_frames){0, 0};
+    uint32_t l = index_get(&b->loc_ix, id);
+    return l == NO_ID ? (struct loc_frames){0, 0} : b->loc[l];
 }
 
 /* One output profile and its cache of frame slot -> interned id. */
@@ -403,12 +423,12 @@ static int sample_slots(struct build *b, size_t i, const uint64_t *locs, size_t 
 {
     size_t k = 0, max = RT_MAX_STACK_DEPTH;
     for (size_t j = 0; j < nlocs && k <= max; j++) {
-        uint32_t l = index_get(&b->loc_ix, locs[j]);
-        if (l == NO_ID)
+        struct loc_frames lf = loc_frames_of(b, locs[j]);
+        if (lf.n == 0)
             return rt_error_set(b->err, RT_EMALFORMED,
                                 "sample %zu refers to missing location id %llu", i,
                                 (unsigned long long)locs[j]);
-        uint32_t off = b->loc[l].off, nf = b->loc[l].n;
+        uint32_t off = lf.off, nf = lf.n;
         for (uint32_t f = 0; f < nf && k <= max; f++) {
             slots[k++] = off + f;
             if (k == 1 && rt__frame_is_injected_leaf(b->slot_name[off + f]))

@@ -1,6 +1,7 @@
 /* A hand-written, zero-copy decoder of pprof's Profile message (profile.proto, RUNTIMES.md §6):
  * two passes over the top level (count, then fill), sub-messages decoded in place, repeated
  * scalars accepted packed and unpacked, every length and string index checked. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,9 +257,13 @@ static int count_fields(struct dec *d, struct rt__pb r, const struct rt_ingest_l
     return 0;
 }
 
+/* Room for n elements, not zeroed: pass 2 writes each element it counts before anything
+ * reads it (the element decoders start by clearing theirs), so zeroing the arrays first
+ * would only pass over their memory once more. */
 static void *alloc_n(size_t n, size_t size)
 {
-    return calloc(n ? n : 1, size);
+    n = n ? n : 1;
+    return n > SIZE_MAX / size ? NULL : malloc(n * size);
 }
 
 static int alloc_arrays(struct rt__pprof *pp, const struct counts *c)

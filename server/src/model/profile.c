@@ -44,7 +44,7 @@ void rt_profile_free(struct rt_profile *p)
 }
 
 /* A hash of one stack: its frames' names (each with its length; fh[id] is the hash of frame
- * id's name, or NULL to hash the names here), samples and value. */
+ * id's name, rt_hash), samples and value. */
 static uint64_t stack_hash(const struct rt_profile *p, const struct rt_profile_stack *st,
                            const uint64_t *fh)
 {
@@ -52,7 +52,7 @@ static uint64_t stack_hash(const struct rt_profile *p, const struct rt_profile_s
     h = h * 31 + rt_hash(&st->value_ns, sizeof(st->value_ns));
     for (uint32_t k = 0; k < st->depth; k++) {
         uint32_t id = p->frame_ids[st->off + k];
-        h = h * 1000003 + (fh ? fh[id] : rt_hash(p->frames.strs[id], p->frames.lens[id]));
+        h = h * 1000003 + fh[id];
         h = h * 31 + p->frames.lens[id];
     }
     return h;
@@ -62,14 +62,10 @@ uint64_t rt_profile_content_hash(const struct rt_profile *p)
 {
     int64_t head[3] = {(int64_t)p->type, p->time_ns, p->duration_ns};
     uint64_t h = rt_hash(head, sizeof(head));
-    /* Each name is hashed once, not once per stack that holds it (out of memory: once per
-     * use, as before; the value is the same either way). */
-    uint64_t *fh = malloc((p->frames.count ? p->frames.count : 1) * sizeof(*fh));
-    for (uint32_t id = 0; fh && id < p->frames.count; id++)
-        fh[id] = rt_hash(p->frames.strs[id], p->frames.lens[id]);
+    /* Each name's hash is the one interning kept (rt_intern_hash), not one per use. */
     for (size_t i = 0; i < p->nstacks; i++)
-        h += rt_hash(&(uint64_t){stack_hash(p, &p->stacks[i], fh)}, sizeof(uint64_t));
-    free(fh);
+        h += rt_hash(&(uint64_t){stack_hash(p, &p->stacks[i], p->frames.hashes)},
+                     sizeof(uint64_t));
     return h ? h : 1;
 }
 

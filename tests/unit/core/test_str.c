@@ -1,6 +1,7 @@
 /* Tests of server/src/core/str.c: UTF-8 validation and repair (U+FFFD per invalid byte, as
  * the exporters write), and the small string helpers. */
 #include <stdlib.h>
+#include <xxhash.h>
 
 #include "rt/str.h"
 #include "test.h"
@@ -86,6 +87,49 @@ static void test_names(void)
     free(a);
 }
 
+/* rt_str_is_name reads eight bytes a step while they are printable ASCII: every byte value
+ * at every offset of a word, and before, across and after a word's end, decides as a name of
+ * that one odd byte does; a valid three-byte sequence at any offset stays a name. */
+static void test_names_by_word(void)
+{
+    char s[24];
+    size_t wrong = 0;
+    for (size_t at = 0; at < 17; at++) {
+        for (int v = 0; v < 256; v++) {
+            memset(s, 'a', sizeof(s));
+            s[at] = (char)v;
+            bool want = v >= 0x20 && v < 0x7f; /* alone, a byte from 0x80 starts nothing */
+            for (size_t len = at + 1; len <= sizeof(s); len++)
+                wrong += rt_str_is_name((struct rt_str){s, len}) != want;
+            wrong += !rt_str_is_name((struct rt_str){s, at}); /* the byte left out */
+        }
+        memset(s, 'a', sizeof(s));
+        memcpy(s + at, "\xe4\xbd\xa0", 3);
+        wrong += !rt_str_is_name((struct rt_str){s, sizeof(s)});
+        s[at + 2] = 'a'; /* cut short: invalid */
+        wrong += rt_str_is_name((struct rt_str){s, sizeof(s)});
+    }
+    CHECK_INT(wrong, 0);
+}
+
+/* rt_hash compiles XXH3 into str.c; its values are stored (stack and frame hashes, each
+ * profile's content hash), so they must stay libxxhash's own, at every length. */
+static void test_hash_is_libxxhash(void)
+{
+    unsigned char buf[320];
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (unsigned char)x;
+    }
+    size_t wrong = 0;
+    for (size_t off = 0; off < 4; off++)
+        for (size_t n = 0; n + off <= sizeof(buf); n++)
+            wrong += rt_hash(buf + off, n) != XXH3_64bits(buf + off, n);
+    CHECK_INT(wrong, 0);
+    CHECK(rt_hash("a", 1) == 0xe6c632b61e964e1fu); /* XXH3_64bits("a"), seed 0 */
+}
+
 static void test_helpers(void)
 {
     CHECK(rt_str_eq_cstr(RT_STR_LIT("cpu"), "cpu"));
@@ -103,6 +147,8 @@ int main(void)
     RUN(test_is_utf8);
     RUN(test_dup_utf8);
     RUN(test_names);
+    RUN(test_names_by_word);
     RUN(test_helpers);
+    RUN(test_hash_is_libxxhash);
     return TEST_DONE();
 }

@@ -1,9 +1,12 @@
 /* Tests of the pprof decoder and type rules on hand-built protobuf: packed and unpacked
  * repeated fields, inlined lines, cpu+wall in one profile, type= contradictions, malformed
  * wire data, missing ids, deep stacks, and the limits. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "ingest/ingest_internal.h"
 #include "pb_build.h"
 #include "rt/err.h"
 #include "rt/ingest.h"
@@ -590,6 +593,51 @@ static void test_preempt_leaf(void)
     }
 }
 
+/* One varint: its value and the bytes it took, or -1; read with only its bytes there and
+ * with more bytes after it. */
+static int read_varint(const uint8_t *b, size_t n, bool padded, uint64_t *v, size_t *used)
+{
+    uint8_t buf[32] = {0};
+    memcpy(buf, b, n);
+    struct rt__pb r = {buf, buf + (padded ? sizeof(buf) : n)};
+    int rc = rt__pb_varint(&r, v);
+    *used = (size_t)(r.p - buf);
+    return rc;
+}
+
+static void test_varint_edges(void)
+{
+    const uint64_t vals[] = {0, 1, 127, 128, 300, 16383, 16384, (1ull << 21) - 1, 1ull << 35,
+                             (1ull << 56) - 1, 1ull << 56, (1ull << 63) - 1, 1ull << 63,
+                             UINT64_MAX};
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        uint8_t b[10];
+        size_t n = 0;
+        for (uint64_t x = vals[i];; x >>= 7) {
+            b[n++] = (uint8_t)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+            if (x <= 0x7f)
+                break;
+        }
+        for (int padded = 0; padded < 2; padded++) {
+            uint64_t v = 0;
+            size_t used = 0;
+            CHECK_INT(read_varint(b, n, padded, &v, &used), 0);
+            CHECK(v == vals[i]);
+            CHECK_INT(used, n);
+        }
+    }
+    /* a tenth byte above 1, an eleventh byte, a varint cut short: refused either way */
+    static const uint8_t big[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+    static const uint8_t eleven[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x81, 0};
+    uint64_t v;
+    size_t used;
+    for (int padded = 0; padded < 2; padded++) {
+        CHECK_INT(read_varint(big, sizeof(big), padded, &v, &used), -1);
+        CHECK_INT(read_varint(eleven, sizeof(eleven), padded, &v, &used), -1);
+    }
+    CHECK_INT(read_varint(big, 9, false, &v, &used), -1);
+}
+
 int main(void)
 {
     RUN(test_packed_and_unpacked);
@@ -603,5 +651,6 @@ int main(void)
     RUN(test_negative_duration);
     RUN(test_invalid_utf8_names);
     RUN(test_preempt_leaf);
+    RUN(test_varint_edges);
     return TEST_DONE();
 }

@@ -53,10 +53,9 @@ static bool known(struct rt_store *s, struct rt_u64map *m, uint64_t id)
     return k;
 }
 
-/* The ClickHouse id of a frame name, queued for writing when new. */
-static int frame_id(struct put_ctx *c, const char *name, size_t len, uint64_t *id)
+/* The ClickHouse id of a frame name (h: its rt_hash), queued for writing when new. */
+static int frame_id(struct put_ctx *c, const char *name, size_t len, uint64_t h, uint64_t *id)
 {
-    uint64_t h = rt_hash(name, len);
     *id = h;
     if (rt__ch_idmap_get(&c->seen_frames, h) || known(c->s, &c->ch->frame_ids, h))
         return 0;
@@ -118,8 +117,8 @@ static int profile_rows(struct put_ctx *c, const struct rt_profile *p, size_t *n
             uint32_t fid = p->frame_ids[ps->off + k];
             if (fid >= p->frames.count)
                 return rt_error_set(err, RT_EINVAL, "frame id %u is not in the profile", fid);
-            if (!c->fmap[fid] &&
-                frame_id(c, p->frames.strs[fid], p->frames.lens[fid], &c->fmap[fid]))
+            if (!c->fmap[fid] && frame_id(c, p->frames.strs[fid], p->frames.lens[fid],
+                                          rt_intern_hash(&p->frames, fid), &c->fmap[fid]))
                 return rt_error_set(err, RT_ENOMEM, "out of memory");
             frames[k] = c->fmap[fid];
         }

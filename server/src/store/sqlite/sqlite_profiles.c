@@ -69,12 +69,11 @@ static int to_id32(int64_t rowid, uint32_t *id, const char *what, struct rt_erro
 }
 
 /* The store id of a frame name: dictionary, this transaction's frames, SQL, or a new row. */
-static int intern_frame(struct put_ctx *c, const char *name, size_t len, uint32_t *id,
-                        struct rt_error *err)
+static int intern_frame(struct put_ctx *c, const char *name, size_t len, uint64_t h,
+                        uint32_t *id, struct rt_error *err)
 {
     if (len > INT32_MAX)
         return rt_error_set(err, RT_ETOOBIG, "frame name of %zu bytes", len);
-    uint64_t h = rt_hash(name, len);
     pthread_rwlock_rdlock(&c->s->dict_lock);
     int64_t v = rt__store_dict_find_frame(&c->s->dict, name, len, h);
     pthread_rwlock_unlock(&c->s->dict_lock);
@@ -196,7 +195,8 @@ static int map_frames(struct put_ctx *c, const struct rt_profile *p, size_t i,
         if (fid >= p->frames.count)
             return rt_error_set(err, RT_EINVAL, "frame id %u is not in the profile", fid);
         if (!c->fmap[fid] &&
-            intern_frame(c, p->frames.strs[fid], p->frames.lens[fid], &c->fmap[fid], err))
+            intern_frame(c, p->frames.strs[fid], p->frames.lens[fid],
+                         rt_intern_hash(&p->frames, fid), &c->fmap[fid], err))
             return err->code;
         c->sframes[k] = c->fmap[fid];
     }
@@ -226,7 +226,8 @@ static int map_known(struct put_ctx *c, const struct rt_profile *p)
             if (!c->fmap[fid]) {
                 const char *name = p->frames.strs[fid];
                 size_t len = p->frames.lens[fid];
-                int64_t v = rt__store_dict_find_frame(&c->s->dict, name, len, rt_hash(name, len));
+                int64_t v = rt__store_dict_find_frame(&c->s->dict, name, len,
+                                                      rt_intern_hash(&p->frames, fid));
                 if (v <= 0)
                     break;
                 c->fmap[fid] = (uint32_t)v;
