@@ -5,10 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rt/arena.h"
 #include "rt/str.h"
 
 struct rt_intern {
-    char **strs;       /* owned copies, NUL-terminated, indexed by id */
+    char **strs;       /* copies in text, NUL-terminated, indexed by id */
     uint32_t *lens;    /* length of each string */
     uint64_t *hashes;  /* rt_hash of each string: the stores' frame hash, kept once */
     uint32_t count;    /* number of distinct strings */
@@ -16,6 +17,7 @@ struct rt_intern {
     uint32_t *slots;   /* open-addressing table of id + 1 (0 = empty) */
     uint32_t nslots;   /* power of two */
     size_t bytes;      /* total bytes of all strings, for limits */
+    struct rt_arena text; /* the copies: no allocation of its own per string */
 };
 
 void rt_intern_init(struct rt_intern *t);

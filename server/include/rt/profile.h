@@ -92,6 +92,15 @@ void rt_profile_free(struct rt_profile *p);
 int rt_profile_add_stack(struct rt_profile *p, const struct rt_str *frames, size_t depth,
                          double samples, int64_t value_ns);
 
+/* The stacks a reservation sizes the table for at most (its table: 4 bytes a slot, 256 KiB). */
+#define RT_PROFILE_RESERVE_MAX 32767
+
+/* Sizes p's table of distinct stacks for nstacks of them (at most RT_PROFILE_RESERVE_MAX),
+ * so that adding that many rehashes nothing; the stacks themselves are still added one by
+ * one. A decoder that knows how many samples it holds calls it first. Returns 0 or
+ * RT_ENOMEM (p unchanged). */
+int rt_profile_reserve_stacks(struct rt_profile *p, size_t nstacks);
+
 /* Same with frames given as ids already interned in p->frames; same errors. */
 int rt_profile_add_stack_ids(struct rt_profile *p, const uint32_t *ids, size_t depth,
                              double samples, int64_t value_ns);

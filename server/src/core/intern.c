@@ -1,4 +1,4 @@
-/* String interning with dense ids: an open-addressing table over owned copies. */
+/* String interning with dense ids: an open-addressing table over copies kept in an arena. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,12 +8,12 @@
 void rt_intern_init(struct rt_intern *t)
 {
     memset(t, 0, sizeof(*t));
+    rt_arena_init(&t->text);
 }
 
 void rt_intern_cleanup(struct rt_intern *t)
 {
-    for (uint32_t i = 0; i < t->count; i++)
-        free(t->strs[i]);
+    rt_arena_cleanup(&t->text);
     free(t->strs);
     free(t->lens);
     free(t->hashes);
@@ -84,7 +84,7 @@ int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id)
         t->hashes = hashes;
         t->cap = cap;
     }
-    char *copy = rt_str_dup(s);
+    char *copy = rt_arena_strndup(&t->text, s.ptr, s.len);
     if (!copy)
         return RT_ENOMEM;
     t->strs[t->count] = copy;

@@ -428,12 +428,13 @@ static int sample_slots(struct build *b, size_t i, const uint64_t *locs, size_t 
             return rt_error_set(b->err, RT_EMALFORMED,
                                 "sample %zu refers to missing location id %llu", i,
                                 (unsigned long long)locs[j]);
-        uint32_t off = lf.off, nf = lf.n;
-        for (uint32_t f = 0; f < nf && k <= max; f++) {
-            slots[k++] = off + f;
-            if (k == 1 && rt__frame_is_injected_leaf(b->slot_name[off + f]))
-                max++;
-        }
+        /* The first slot decides at once whether one more frame is kept beneath it. */
+        if (k == 0 && rt__frame_is_injected_leaf(b->slot_name[lf.off]))
+            max++;
+        size_t take = lf.n <= max + 1 - k ? lf.n : max + 1 - k;
+        for (size_t f = 0; f < take; f++)
+            slots[k + f] = lf.off + (uint32_t)f;
+        k += take;
     }
     if (k == 0)
         slots[k++] = (uint32_t)b->nslots;
@@ -474,7 +475,8 @@ static int new_out(struct build *b, struct out *o, const struct rt__pprof_pick *
     o->pick = *pick;
     o->p = rt_profile_new(pick->type);
     o->slot_id = malloc((b->nslots + 1) * sizeof(*o->slot_id));
-    if (!o->p || !o->slot_id)
+    /* pprof writers give most stacks one sample: size the stack table for them at once */
+    if (!o->p || !o->slot_id || rt_profile_reserve_stacks(o->p, b->pp.nsamples))
         return oom(b);
     memset(o->slot_id, 0xff, (b->nslots + 1) * sizeof(*o->slot_id));
     o->p->time_ns = b->pp.time_nanos;

@@ -52,8 +52,10 @@ static uint64_t stack_hash(const struct rt_profile *p, const struct rt_profile_s
     h = h * 31 + rt_hash(&st->value_ns, sizeof(st->value_ns));
     for (uint32_t k = 0; k < st->depth; k++) {
         uint32_t id = p->frame_ids[st->off + k];
-        h = h * 1000003 + fh[id];
-        h = h * 31 + p->frames.lens[id];
+        /* an id outside the profile's frames is the stores' to refuse; it reads nothing */
+        bool in = id < p->frames.count;
+        h = h * 1000003 + (in ? fh[id] : 0);
+        h = h * 31 + (in ? p->frames.lens[id] : 0);
     }
     return h;
 }
@@ -101,9 +103,9 @@ static uint32_t *find_slot(const struct rt_profile *p, const uint32_t *ids, size
     }
 }
 
-static int grow_slots(struct rt_profile *p)
+/* Rebuilds the stack table with n slots (a power of two, more than twice the stacks). */
+static int resize_slots(struct rt_profile *p, size_t n)
 {
-    size_t n = p->nstack_slots ? p->nstack_slots * 2 : 256;
     if (n > SIZE_MAX / sizeof(*p->stack_slots))
         return RT_ENOMEM;
     uint32_t *slots = calloc(n, sizeof(*slots));
@@ -118,6 +120,20 @@ static int grow_slots(struct rt_profile *p)
         *find_slot(p, ids, s->depth, hash_ids(ids, s->depth)) = (uint32_t)(k + 1);
     }
     return 0;
+}
+
+static int grow_slots(struct rt_profile *p)
+{
+    return resize_slots(p, p->nstack_slots ? p->nstack_slots * 2 : 256);
+}
+
+int rt_profile_reserve_stacks(struct rt_profile *p, size_t nstacks)
+{
+    size_t n = 256;
+    nstacks = nstacks < RT_PROFILE_RESERVE_MAX ? nstacks : RT_PROFILE_RESERVE_MAX;
+    while (n < 2 * (nstacks + 1))
+        n *= 2;
+    return n > p->nstack_slots ? resize_slots(p, n) : 0;
 }
 
 /* True when a + b stays within [-RT_PROFILE_MAX_VALUE_NS, RT_PROFILE_MAX_VALUE_NS]. */

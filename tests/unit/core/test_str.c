@@ -113,19 +113,27 @@ static void test_names_by_word(void)
 }
 
 /* rt_hash compiles XXH3 into str.c; its values are stored (stack and frame hashes, each
- * profile's content hash), so they must stay libxxhash's own, at every length. */
+ * profile's content hash, ClickHouse's stack ids of up to 8 KiB), so they must stay
+ * libxxhash's own: every length to 320 bytes (XXH3's short paths), then lengths around its
+ * 1 KiB blocks and up to 9 KiB. */
 static void test_hash_is_libxxhash(void)
 {
-    unsigned char buf[320];
+    static unsigned char buf[9300];
     uint64_t x = 0x9e3779b97f4a7c15u;
     for (size_t i = 0; i < sizeof(buf); i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         buf[i] = (unsigned char)x;
     }
     size_t wrong = 0;
-    for (size_t off = 0; off < 4; off++)
-        for (size_t n = 0; n + off <= sizeof(buf); n++)
+    for (size_t off = 0; off < 4; off++) {
+        for (size_t n = 0; n <= 320; n++)
             wrong += rt_hash(buf + off, n) != XXH3_64bits(buf + off, n);
+        for (size_t n = 321; n + off <= sizeof(buf); n += n % 1024 > 1000 ? 1 : 37)
+            wrong += rt_hash(buf + off, n) != XXH3_64bits(buf + off, n);
+        for (size_t k = 1; k <= 9; k++) /* each block's edge */
+            for (size_t n = 1024 * k - 1; n <= 1024 * k + 1; n++)
+                wrong += rt_hash(buf + off, n) != XXH3_64bits(buf + off, n);
+    }
     CHECK_INT(wrong, 0);
     CHECK(rt_hash("a", 1) == 0xe6c632b61e964e1fu); /* XXH3_64bits("a"), seed 0 */
 }

@@ -626,7 +626,8 @@ static void test_varint_edges(void)
             CHECK_INT(used, n);
         }
     }
-    /* a tenth byte above 1, an eleventh byte, a varint cut short: refused either way */
+    /* a tenth byte above 1, ending the varint or going on (an eleventh byte cannot be
+     * reached), and a varint cut short: refused either way */
     static const uint8_t big[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
     static const uint8_t eleven[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x81, 0};
     uint64_t v;

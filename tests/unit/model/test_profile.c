@@ -198,6 +198,15 @@ static void test_content_hash(void)
     rt_profile_add_stack(x, (struct rt_str[]){{"n\0a", 3}}, 1, 1, 1);
     rt_profile_add_stack(y, (struct rt_str[]){{"n\0b", 3}}, 1, 1, 1);
     CHECK(rt_profile_content_hash(x) != rt_profile_content_hash(y));
+    /* a stack whose frame id no frame has (the stores refuse it after hashing): the hash
+     * reads nothing outside the profile, with no frame at all or past the last one */
+    struct rt_profile *z = rt_profile_new(RT_PTYPE_CPU);
+    CHECK_INT(rt_profile_add_stack_ids(z, (uint32_t[]){5}, 1, 1, 1), 0);
+    CHECK(rt_profile_content_hash(z) != 0);
+    rt_profile_add_stack(z, ab, 2, 1, 1);
+    CHECK_INT(rt_profile_add_stack_ids(z, (uint32_t[]){0, 7}, 2, 1, 1), 0);
+    CHECK(rt_profile_content_hash(z) != 0);
+    rt_profile_free(z);
     rt_profile_free(p);
     rt_profile_free(q);
     rt_profile_free(x);
