@@ -90,12 +90,18 @@ static inline const char *bench_data_dir(void)
     return d && *d ? d : BENCH_DEFAULT_DATA;
 }
 
+/* Makes a fresh directory under base into buf; returns buf or NULL. */
+static inline char *bench_mkdtemp_in(char *buf, size_t size, const char *base, const char *tag)
+{
+    snprintf(buf, size, "%s/rt-%s-XXXXXX", base, tag);
+    return mkdtemp(buf);
+}
+
 /* Makes a fresh directory under $TMPDIR (or /tmp) into buf; returns buf or NULL. */
 static inline char *bench_mkdtemp(char *buf, size_t size, const char *tag)
 {
     const char *tmp = getenv("TMPDIR");
-    snprintf(buf, size, "%s/rt-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
-    return mkdtemp(buf);
+    return bench_mkdtemp_in(buf, size, tmp && *tmp ? tmp : "/tmp", tag);
 }
 
 static inline int bench_rm_one(const char *path, const struct stat *sb, int flag,

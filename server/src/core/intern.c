@@ -34,9 +34,9 @@ static uint32_t *find_slot(const struct rt_intern *t, struct rt_str s, uint64_t 
     }
 }
 
-static int grow_slots(struct rt_intern *t)
+/* Rebuilds the slots at n (a power of two, more than twice the count). */
+static int resize_slots(struct rt_intern *t, uint32_t n)
 {
-    uint32_t n = t->nslots ? t->nslots * 2 : 64;
     uint32_t *slots = calloc(n, sizeof(*slots));
     if (!slots)
         return RT_ENOMEM;
@@ -50,6 +50,36 @@ static int grow_slots(struct rt_intern *t)
     return 0;
 }
 
+/* Grows strs, lens and hashes to cap ids (more than the count). */
+static int resize_ids(struct rt_intern *t, uint32_t cap)
+{
+    char **strs = realloc(t->strs, cap * sizeof(*strs));
+    if (!strs)
+        return RT_ENOMEM;
+    t->strs = strs;
+    uint32_t *lens = realloc(t->lens, cap * sizeof(*lens));
+    if (!lens)
+        return RT_ENOMEM;
+    t->lens = lens;
+    uint64_t *hashes = realloc(t->hashes, cap * sizeof(*hashes));
+    if (!hashes)
+        return RT_ENOMEM;
+    t->hashes = hashes;
+    t->cap = cap;
+    return 0;
+}
+
+int rt_intern_reserve(struct rt_intern *t, size_t n)
+{
+    n = n < RT_INTERN_RESERVE_MAX ? n : RT_INTERN_RESERVE_MAX;
+    uint32_t nslots = 64;
+    while (nslots < 2 * (n + 1))
+        nslots *= 2;
+    if (nslots > t->nslots && resize_slots(t, nslots))
+        return RT_ENOMEM;
+    return n > t->cap ? resize_ids(t, (uint32_t)n) : 0;
+}
+
 int64_t rt_intern_find(const struct rt_intern *t, struct rt_str s)
 {
     if (!t->nslots)
@@ -60,7 +90,7 @@ int64_t rt_intern_find(const struct rt_intern *t, struct rt_str s)
 
 int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id)
 {
-    if ((t->count + 1) * 2 > t->nslots && grow_slots(t))
+    if ((t->count + 1) * 2 > t->nslots && resize_slots(t, t->nslots ? t->nslots * 2 : 64))
         return RT_ENOMEM;
     uint64_t h = rt_hash(s.ptr, s.len);
     uint32_t *slot = find_slot(t, s, h);
@@ -68,22 +98,8 @@ int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id)
         *id = *slot - 1;
         return 0;
     }
-    if (t->count == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 64;
-        char **strs = realloc(t->strs, cap * sizeof(*strs));
-        if (!strs)
-            return RT_ENOMEM;
-        t->strs = strs;
-        uint32_t *lens = realloc(t->lens, cap * sizeof(*lens));
-        if (!lens)
-            return RT_ENOMEM;
-        t->lens = lens;
-        uint64_t *hashes = realloc(t->hashes, cap * sizeof(*hashes));
-        if (!hashes)
-            return RT_ENOMEM;
-        t->hashes = hashes;
-        t->cap = cap;
-    }
+    if (t->count == t->cap && resize_ids(t, t->cap ? t->cap * 2 : 64))
+        return RT_ENOMEM;
     char *copy = rt_arena_strndup(&t->text, s.ptr, s.len);
     if (!copy)
         return RT_ENOMEM;

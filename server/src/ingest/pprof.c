@@ -475,8 +475,13 @@ static int new_out(struct build *b, struct out *o, const struct rt__pprof_pick *
     o->pick = *pick;
     o->p = rt_profile_new(pick->type);
     o->slot_id = malloc((b->nslots + 1) * sizeof(*o->slot_id));
-    /* pprof writers give most stacks one sample: size the stack table for them at once */
-    if (!o->p || !o->slot_id || rt_profile_reserve_stacks(o->p, b->pp.nsamples))
+    /* pprof writers give most stacks one sample: size the stack table for them at once; and
+     * the names, at most one per function or unsymbolized mapping (and per slot), plus the
+     * unknown and truncated frames */
+    size_t fns = b->pp.nfunctions + b->pp.nmappings;
+    size_t names = (fns < b->nslots ? fns : b->nslots) + 2;
+    if (!o->p || !o->slot_id || rt_profile_reserve_stacks(o->p, b->pp.nsamples) ||
+        rt_intern_reserve(&o->p->frames, names))
         return oom(b);
     memset(o->slot_id, 0xff, (b->nslots + 1) * sizeof(*o->slot_id));
     o->p->time_ns = b->pp.time_nanos;
