@@ -23,14 +23,19 @@ struct rt_intern {
 void rt_intern_init(struct rt_intern *t);
 void rt_intern_cleanup(struct rt_intern *t);
 
-/* The most strings rt_intern_reserve sizes a table for: 2^16 slots (256 KiB) and 32,767
- * ids (640 KiB of pointers, lengths and hashes). More strings still fit; they grow it. */
+/* The most strings rt_intern_reserve sizes a table for: 2^16 slots, 256 KiB. More strings
+ * still fit; they grow it. */
 #define RT_INTERN_RESERVE_MAX 32767
 
-/* Sizes t for n strings (at most RT_INTERN_RESERVE_MAX) so that adding them does not grow
- * and rehash it; a table already that large is left alone. Returns 0 or RT_ENOMEM (t
- * unchanged). */
+/* Sizes t's slots for n strings (at most RT_INTERN_RESERVE_MAX) so that adding them does not
+ * rehash it; a table already that large is left alone. The strings' own arrays still grow as
+ * they come. Returns 0 or RT_ENOMEM (t unchanged). */
 int rt_intern_reserve(struct rt_intern *t, size_t n);
+
+/* Gives back the slots a reservation did not use: rebuilds them at the size the strings held
+ * need when that is a quarter of the table's or less (a hint that was far too high). Best
+ * effort: without memory for the smaller table, t stays as it is. */
+void rt_intern_fit(struct rt_intern *t);
 
 /* Returns the id of s in *id, adding a copy if new. Returns 0 or RT_ENOMEM. */
 int rt_intern_get(struct rt_intern *t, struct rt_str s, uint32_t *id);

@@ -101,6 +101,13 @@ int rt_profile_add_stack(struct rt_profile *p, const struct rt_str *frames, size
  * RT_ENOMEM (p unchanged). */
 int rt_profile_reserve_stacks(struct rt_profile *p, size_t nstacks);
 
+/* Gives back what reservations did not use, once a decoder has added every stack: the stack
+ * table, and the frame names' slots (rt_intern_fit), are rebuilt at the size their contents
+ * need when that is a quarter of the table's or less. A profile kept until a batch is stored
+ * (a Push's) then holds what it has, not what its sample and function counts promised. Best
+ * effort: without memory for a smaller table, the larger one stays. */
+void rt_profile_fit(struct rt_profile *p);
+
 /* Same with frames given as ids already interned in p->frames; same errors. */
 int rt_profile_add_stack_ids(struct rt_profile *p, const uint32_t *ids, size_t depth,
                              double samples, int64_t value_ns);

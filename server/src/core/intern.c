@@ -69,15 +69,26 @@ static int resize_ids(struct rt_intern *t, uint32_t cap)
     return 0;
 }
 
-int rt_intern_reserve(struct rt_intern *t, size_t n)
+/* The slots for n strings: a power of two, at least 64 and more than twice n. */
+static uint32_t slots_for(size_t n)
 {
-    n = n < RT_INTERN_RESERVE_MAX ? n : RT_INTERN_RESERVE_MAX;
     uint32_t nslots = 64;
     while (nslots < 2 * (n + 1))
         nslots *= 2;
-    if (nslots > t->nslots && resize_slots(t, nslots))
-        return RT_ENOMEM;
-    return n > t->cap ? resize_ids(t, (uint32_t)n) : 0;
+    return nslots;
+}
+
+int rt_intern_reserve(struct rt_intern *t, size_t n)
+{
+    uint32_t nslots = slots_for(n < RT_INTERN_RESERVE_MAX ? n : RT_INTERN_RESERVE_MAX);
+    return nslots > t->nslots ? resize_slots(t, nslots) : 0;
+}
+
+void rt_intern_fit(struct rt_intern *t)
+{
+    uint32_t nslots = slots_for(t->count);
+    if ((uint64_t)nslots * 4 <= t->nslots)
+        (void)resize_slots(t, nslots); /* on ENOMEM the larger table stays, whole */
 }
 
 int64_t rt_intern_find(const struct rt_intern *t, struct rt_str s)

@@ -32,6 +32,12 @@ static inline int rt__pb_varint(struct rt__pb *r, uint64_t *v)
         r->p = p + 1;
         return 0;
     }
+    /* two bytes (values below 16,384: most location ids) without the loop */
+    if (r->end - p > 1 && p[1] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        r->p = p + 2;
+        return 0;
+    }
     uint64_t x = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
         if (p >= r->end)
@@ -57,7 +63,7 @@ static inline int rt__pb_key(struct rt__pb *r, uint32_t *field, uint32_t *wire)
         return -1;
     *field = (uint32_t)(k >> 3);
     *wire = (uint32_t)(k & 7);
-    return (*wire == 3 || *wire == 4 || *wire > 5) ? -1 : 0;
+    return (0xd8 >> *wire) & 1 ? -1 : 0; /* 3, 4 (groups), 6, 7: bits 3, 4, 6 and 7 */
 }
 
 /* Reads a length-delimited payload into *sub. Returns 0 or -1 when it overruns. */

@@ -431,6 +431,10 @@ static int sample_slots(struct build *b, size_t i, const uint64_t *locs, size_t 
         /* The first slot decides at once whether one more frame is kept beneath it. */
         if (k == 0 && rt__frame_is_injected_leaf(b->slot_name[lf.off]))
             max++;
+        if (lf.n == 1) { /* most locations: one line, and k <= max leaves room for it */
+            slots[k++] = lf.off;
+            continue;
+        }
         size_t take = lf.n <= max + 1 - k ? lf.n : max + 1 - k;
         for (size_t f = 0; f < take; f++)
             slots[k + f] = lf.off + (uint32_t)f;
@@ -476,8 +480,9 @@ static int new_out(struct build *b, struct out *o, const struct rt__pprof_pick *
     o->p = rt_profile_new(pick->type);
     o->slot_id = malloc((b->nslots + 1) * sizeof(*o->slot_id));
     /* pprof writers give most stacks one sample: size the stack table for them at once; and
-     * the names, at most one per function or unsymbolized mapping (and per slot), plus the
-     * unknown and truncated frames */
+     * the names' slots, at most one per function or unsymbolized mapping (and per slot), plus
+     * the unknown and truncated frames; what the samples did not use is given back after
+     * them (rt_profile_fit) */
     size_t fns = b->pp.nfunctions + b->pp.nmappings;
     size_t names = (fns < b->nslots ? fns : b->nslots) + 2;
     if (!o->p || !o->slot_id || rt_profile_reserve_stacks(o->p, b->pp.nsamples) ||
@@ -523,7 +528,7 @@ int rt__ingest_pprof(const uint8_t *data, size_t len, enum rt_ptype want, bool f
         if (rc)
             rt_profile_free(outs[i].p);
         else
-            out[i] = outs[i].p;
+            rt_profile_fit(out[i] = outs[i].p); /* new_out's reservations were upper bounds */
     }
     if (rc == 0) {
         *nout = npicks;

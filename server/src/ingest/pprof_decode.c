@@ -422,11 +422,15 @@ static int repeated(struct dec *d, struct rt__pb *r, uint32_t wire, const char *
         return bad_wire(d, r, what, wire);
     if (rt__pb_len(r, &sub))
         return bad(d, r, what);
+    size_t k = *n; /* in a register: a's stores could alias *n (both unsigned long) */
     while (sub.p < sub.end) {
-        if (*n >= cap || rt__pb_varint(&sub, &a[*n]))
+        if (k >= cap || rt__pb_varint(&sub, &a[k])) {
+            *n = k;
             return bad(d, &sub, what);
-        (*n)++;
+        }
+        k++;
     }
+    *n = k;
     return 0;
 }
 

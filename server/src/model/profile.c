@@ -127,13 +127,27 @@ static int grow_slots(struct rt_profile *p)
     return resize_slots(p, p->nstack_slots ? p->nstack_slots * 2 : 256);
 }
 
+/* The stack table's slots for n stacks: a power of two, at least 256 and more than twice n. */
+static size_t slots_for(size_t n)
+{
+    size_t slots = 256;
+    while (slots < 2 * (n + 1))
+        slots *= 2;
+    return slots;
+}
+
 int rt_profile_reserve_stacks(struct rt_profile *p, size_t nstacks)
 {
-    size_t n = 256;
-    nstacks = nstacks < RT_PROFILE_RESERVE_MAX ? nstacks : RT_PROFILE_RESERVE_MAX;
-    while (n < 2 * (nstacks + 1))
-        n *= 2;
+    size_t n = slots_for(nstacks < RT_PROFILE_RESERVE_MAX ? nstacks : RT_PROFILE_RESERVE_MAX);
     return n > p->nstack_slots ? resize_slots(p, n) : 0;
+}
+
+void rt_profile_fit(struct rt_profile *p)
+{
+    size_t n = slots_for(p->nstacks);
+    if (n * 4 <= p->nstack_slots)
+        (void)resize_slots(p, n); /* on ENOMEM the larger table stays, whole */
+    rt_intern_fit(&p->frames);
 }
 
 /* True when a + b stays within [-RT_PROFILE_MAX_VALUE_NS, RT_PROFILE_MAX_VALUE_NS]. */

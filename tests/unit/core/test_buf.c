@@ -84,8 +84,9 @@ static void test_intern(void)
     rt_intern_cleanup(&t);
 }
 
-/* A reserved table takes its strings without growing (the slots and arrays stay where they
- * were), keeps what it held before, is capped at RT_INTERN_RESERVE_MAX, and grows past it. */
+/* A reserved table takes its strings without a rehash (the slots stay where they were),
+ * keeps what it held before, is capped at RT_INTERN_RESERVE_MAX, and grows past it; fitting
+ * gives back the slots a reservation did not use, and only then. */
 static void test_intern_reserve(void)
 {
     struct rt_intern t;
@@ -94,30 +95,44 @@ static void test_intern_reserve(void)
     CHECK_INT(rt_intern_get(&t, rt_str_from("pkg.first"), &id), 0);
     CHECK_INT(rt_intern_reserve(&t, 3000), 0);
     CHECK_INT(t.nslots, 8192);
-    CHECK_INT(t.cap, 3000);
     CHECK_INT(rt_intern_find(&t, rt_str_from("pkg.first")), 0);
     uint32_t *slots = t.slots;
-    char **strs = t.strs;
     char name[32];
     for (int i = 1; i < 3000; i++) {
         snprintf(name, sizeof(name), "pkg.f%d", i);
         CHECK_INT(rt_intern_get(&t, rt_str_from(name), &id), 0);
         CHECK_INT(id, i);
     }
-    CHECK(t.slots == slots && t.strs == strs);
+    CHECK(t.slots == slots && t.nslots == 8192);
     CHECK_INT(rt_intern_reserve(&t, 10), 0); /* smaller than the table: left alone */
     CHECK_INT(t.nslots, 8192);
-    CHECK_INT(rt_intern_get(&t, rt_str_from("pkg.f3000"), &id), 0); /* grows past it */
-    CHECK_INT(id, 3000);
-    CHECK_INT(t.cap, 6000);
+    rt_intern_fit(&t); /* 3,000 strings need 8,192 slots: nothing to give back */
+    CHECK(t.slots == slots && t.nslots == 8192);
+    for (int i = 3000; i < 4100; i++) { /* grows past it at 4,096 strings */
+        snprintf(name, sizeof(name), "pkg.f%d", i);
+        CHECK_INT(rt_intern_get(&t, rt_str_from(name), &id), 0);
+    }
+    CHECK_INT(t.nslots, 16384);
     CHECK_INT(rt_intern_find(&t, rt_str_from("pkg.f1234")), 1234);
     CHECK_STR(rt_intern_str(&t, 0), "pkg.first");
     rt_intern_cleanup(&t);
 
     rt_intern_init(&t);
     CHECK_INT(rt_intern_reserve(&t, (size_t)1 << 40), 0); /* a hostile count is capped */
-    CHECK_INT(t.cap, RT_INTERN_RESERVE_MAX);
     CHECK_INT(t.nslots, 65536);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "pkg.g%d", i);
+        CHECK_INT(rt_intern_get(&t, rt_str_from(name), &id), 0);
+    }
+    rt_intern_fit(&t); /* 40 strings: the smallest table, every string still found */
+    CHECK_INT(t.nslots, 128);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "pkg.g%d", i);
+        CHECK_INT(rt_intern_find(&t, rt_str_from(name)), i);
+        CHECK_INT(rt_intern_get(&t, rt_str_from(name), &id), 0);
+        CHECK_INT(id, i);
+    }
+    CHECK_INT(t.count, 40);
     rt_intern_cleanup(&t);
 }
 

@@ -637,6 +637,56 @@ static void test_varint_edges(void)
         CHECK_INT(read_varint(eleven, sizeof(eleven), padded, &v, &used), -1);
     }
     CHECK_INT(read_varint(big, 9, false, &v, &used), -1);
+    /* the two-byte path: cut after its first byte is refused; a redundant zero byte is read
+     * as protobuf's decoders read it */
+    static const uint8_t two[] = {0xff, 0x00};
+    CHECK_INT(read_varint(two, 1, false, &v, &used), -1);
+    CHECK_INT(read_varint(two, 2, false, &v, &used), 0);
+    CHECK(v == 127 && used == 2);
+    /* keys of field 1 with each wire type: 0, 1, 2 and 5 read; 3, 4 (groups), 6, 7 refused */
+    for (uint8_t w = 0; w < 8; w++) {
+        uint8_t key = (uint8_t)(1 << 3 | w);
+        struct rt__pb r = {&key, &key + 1};
+        uint32_t field = 0, wire = 9;
+        int rc = rt__pb_key(&r, &field, &wire);
+        CHECK_INT(rc, w == 0 || w == 1 || w == 2 || w == 5 ? 0 : -1);
+        CHECK_INT(field, 1);
+        CHECK_INT(wire, w);
+    }
+}
+
+/* A profile whose counts promise many names and stacks, and whose samples use few (5,000
+ * empty mappings, a location of 5,000 empty lines no sample calls), keeps tables for what it
+ * holds: the reservations are given back after the samples (rt_profile_fit). */
+static void test_reservation_given_back(void)
+{
+    struct variant v = {.period = 10000000, .packed = 1};
+    struct rt_buf b, loc;
+    build(&b, &v);
+    rt_buf_init(&loc, 0);
+    pb_uint(&loc, 1, 4);
+    for (int i = 0; i < 5000; i++) {
+        pb_bytes(&loc, 4, "", 0);
+        pb_bytes(&b, 3, "", 0);
+    }
+    pb_bytes(&b, 4, loc.data, loc.len);
+    struct rt_profile *p[2];
+    size_t n = 0;
+    struct rt_ingest_params q;
+    rt_ingest_params_init(&q);
+    q.format = RT_FMT_PPROF;
+    q.type = "cpu";
+    struct rt_error e;
+    CHECK_INT(rt_ingest_parse(b.data, b.len, &q, NULL, p, &n, &e), 0);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        check_basic(p[0], 10000000);
+        CHECK_INT(p[0]->frames.nslots, 64);
+        CHECK_INT(p[0]->nstack_slots, 256);
+    }
+    free_all(p, n);
+    rt_buf_cleanup(&loc);
+    rt_buf_cleanup(&b);
 }
 
 int main(void)
@@ -653,5 +703,6 @@ int main(void)
     RUN(test_invalid_utf8_names);
     RUN(test_preempt_leaf);
     RUN(test_varint_edges);
+    RUN(test_reservation_given_back);
     return TEST_DONE();
 }

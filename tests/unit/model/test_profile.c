@@ -94,6 +94,45 @@ static void test_many_stacks(void)
     rt_profile_free(p);
 }
 
+/* A reservation far above what is added is given back by rt_profile_fit (the stack table
+ * and the names' slots), and the stacks and names still merge after it; one that was used is
+ * kept. */
+static void test_reserve_and_fit(void)
+{
+    struct rt_profile *p = rt_profile_new(RT_PTYPE_CPU);
+    CHECK_INT(rt_profile_reserve_stacks(p, (size_t)1 << 40), 0); /* capped */
+    CHECK_INT(p->nstack_slots, 65536);
+    CHECK_INT(rt_intern_reserve(&p->frames, 20000), 0);
+    CHECK_INT(p->frames.nslots, 65536);
+    struct rt_str ab[] = {RT_STR_LIT("main"), RT_STR_LIT("a")};
+    struct rt_str ac[] = {RT_STR_LIT("main"), RT_STR_LIT("c")};
+    CHECK_INT(rt_profile_add_stack(p, ab, 2, 1, 10), 0);
+    CHECK_INT(rt_profile_add_stack(p, ac, 2, 1, 10), 0);
+    rt_profile_fit(p);
+    CHECK_INT(p->nstack_slots, 256);
+    CHECK_INT(p->frames.nslots, 64);
+    CHECK_INT(rt_profile_add_stack(p, ab, 2, 2, 20), 0);
+    CHECK_INT(rt_profile_add_stack(p, ac, 2, 1, 10), 0);
+    CHECK_INT(p->nstacks, 2);
+    CHECK_INT(p->frames.count, 3);
+    CHECK_NEAR(p->stacks[0].samples, 3, 0);
+    CHECK_INT(p->stacks[1].value_ns, 20);
+    rt_profile_free(p);
+
+    p = rt_profile_new(RT_PTYPE_CPU);
+    CHECK_INT(rt_profile_reserve_stacks(p, 1000), 0);
+    CHECK_INT(p->nstack_slots, 2048);
+    char name[16];
+    for (int i = 0; i < 300; i++) { /* 300 stacks need 1,024 slots: half the table */
+        snprintf(name, sizeof(name), "f%d", i);
+        struct rt_str st[] = {RT_STR_LIT("root"), rt_str_from(name)};
+        CHECK_INT(rt_profile_add_stack(p, st, 2, 1, 1), 0);
+    }
+    rt_profile_fit(p);
+    CHECK_INT(p->nstack_slots, 2048);
+    rt_profile_free(p);
+}
+
 static void test_truncation(void)
 {
     enum { DEPTH = 10000 };
@@ -219,6 +258,7 @@ int main(void)
     RUN(test_new_defaults);
     RUN(test_merge);
     RUN(test_many_stacks);
+    RUN(test_reserve_and_fit);
     RUN(test_truncation);
     RUN(test_value_limit);
     RUN(test_content_hash);
