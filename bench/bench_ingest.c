@@ -372,7 +372,8 @@ int main(int argc, char **argv)
         return 1;
     /* The tmpfs pass separates the disk's part of the store (its flushes, one fdatasync per
      * upload, and the filesystem's work on the writes) from the store's own work, where
-     * /dev/shm is a tmpfs with room for the store; else it is left out, and says why. */
+     * /dev/shm is a tmpfs; else, or when the pass fails (no room there), it is left out, and
+     * says why. */
     const char *tmp = getenv("TMPDIR");
     struct statfs fs;
     bool tmpfs = statfs(TMPFS_DIR, &fs) == 0 && fs.f_type == TMPFS_MAGIC;

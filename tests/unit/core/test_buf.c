@@ -134,6 +134,18 @@ static void test_intern_reserve(void)
     }
     CHECK_INT(t.count, 40);
     rt_intern_cleanup(&t);
+
+    rt_intern_init(&t); /* a table exactly four times what 200 strings need: given back */
+    CHECK_INT(rt_intern_reserve(&t, 1000), 0);
+    CHECK_INT(t.nslots, 2048);
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof(name), "pkg.h%d", i);
+        CHECK_INT(rt_intern_get(&t, rt_str_from(name), &id), 0);
+    }
+    rt_intern_fit(&t);
+    CHECK_INT(t.nslots, 512);
+    CHECK_INT(rt_intern_find(&t, rt_str_from("pkg.h199")), 199);
+    rt_intern_cleanup(&t);
 }
 
 int main(void)

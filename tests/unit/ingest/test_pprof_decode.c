@@ -656,8 +656,9 @@ static void test_varint_edges(void)
 }
 
 /* A profile whose counts promise many names and stacks, and whose samples use few (5,000
- * empty mappings, a location of 5,000 empty lines no sample calls), keeps tables for what it
- * holds: the reservations are given back after the samples (rt_profile_fit). */
+ * empty mappings, a location of 5,000 empty lines no sample calls, 600 more samples of value
+ * 0), keeps tables for what it holds: the reservations are given back after the samples
+ * (rt_profile_fit). */
 static void test_reservation_given_back(void)
 {
     struct variant v = {.period = 10000000, .packed = 1};
@@ -669,6 +670,8 @@ static void test_reservation_given_back(void)
         pb_bytes(&loc, 4, "", 0);
         pb_bytes(&b, 3, "", 0);
     }
+    for (int i = 0; i < 600; i++) /* reserve 2,048 stack slots; add no stack */
+        pb_sample(&b, (const uint64_t[]){1, 2}, 2, (const uint64_t[]){0, 0}, 2, 1);
     pb_bytes(&b, 4, loc.data, loc.len);
     struct rt_profile *p[2];
     size_t n = 0;

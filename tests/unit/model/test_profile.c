@@ -131,6 +131,22 @@ static void test_reserve_and_fit(void)
     rt_profile_fit(p);
     CHECK_INT(p->nstack_slots, 2048);
     rt_profile_free(p);
+
+    p = rt_profile_new(RT_PTYPE_CPU); /* a table exactly four times what 200 stacks need */
+    CHECK_INT(rt_profile_reserve_stacks(p, 1000), 0);
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof(name), "f%d", i);
+        struct rt_str st[] = {RT_STR_LIT("root"), rt_str_from(name)};
+        CHECK_INT(rt_profile_add_stack(p, st, 2, 1, 1), 0);
+    }
+    rt_profile_fit(p);
+    CHECK_INT(p->nstack_slots, 512);
+    CHECK_INT(p->frames.nslots, 512); /* 201 names grew it to 512; nothing to give back */
+    struct rt_str again[] = {RT_STR_LIT("root"), RT_STR_LIT("f199")};
+    CHECK_INT(rt_profile_add_stack(p, again, 2, 1, 1), 0);
+    CHECK_INT(p->nstacks, 200);
+    CHECK_NEAR(p->stacks[199].samples, 2, 0);
+    rt_profile_free(p);
 }
 
 static void test_truncation(void)
