@@ -427,7 +427,8 @@ test("an issue an alert opened: the list says so, its page shows the alert and l
   assert.match(await page.textContent("[data-testid=issue-alert]"), /Alertmanager alert firing.*severity=page/s);
   assert.equal(await page.getAttribute("[data-testid=generator-url]", "href"), "http://prometheus.example:9090/graph?g0.expr=latency");
   await shots(page, "issue-from-alert");
-  await ready(page, "#/service/shop?type=cpu", ".timeline canvas");
+  // the canvas is in the page before its first draw publishes the markers: wait for them
+  await ready(page, "#/service/shop?type=cpu", ".timeline canvas[data-markers]");
   const marks = JSON.parse(await page.getAttribute(".timeline canvas", "data-markers"));
   assert.ok(marks.some((m) => m.kind === "issue" && /checkout p99 over 2 s/.test(m.label)), JSON.stringify(marks));
   await page.context().close();
