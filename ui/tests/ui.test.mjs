@@ -256,9 +256,11 @@ test("a session ended server-side: a toggle goes to sign-in; deep links survive 
   assert.ok(st < 300, `DELETE /api/v1/session: ${st}`);
   await page.click('[data-testid=profiling-toggle][data-service="py"]');
   await page.waitForSelector("form.signin");
-  // a deep link while signed out lands there after sign-in
+  // a deep link while signed out lands there after sign-in (a change of the hash alone: the
+  // sign-in form above stays until the router has drawn the new one; mark it, wait for that)
+  await page.evaluate(() => document.querySelectorAll("form.signin").forEach((f) => { f.dataset.old = "1"; }));
   await page.goto(`${env.base}/#/issue/${cpuIssue.id}?window_s=600`);
-  await page.waitForSelector("form.signin");
+  await page.waitForSelector("form.signin:not([data-old])");
   await page.fill("#token", ADMIN);
   await page.click("form.signin button[type=submit]");
   await page.waitForSelector("[data-testid=rank-table] tbody tr", { timeout: 30_000 });
