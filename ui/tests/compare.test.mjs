@@ -192,9 +192,11 @@ test("issues: newest first, filtered by service and by state", async () => {
   const titles = await page.$$eval("[data-testid=issues-table] tbody tr td:first-child", (els) => els.map((e) => e.textContent.replace(/^#\d+ /, "")));
   // by start, newest first; at the same start, the one opened last first
   assert.deepEqual(titles, ["latest", "elsewhere", "checkout slow", "earlier"]);
+  // the unfiltered table stays until the router's hashchange handler runs: mark it, wait for the new one
+  await page.evaluate(() => document.querySelectorAll("[data-testid=issues-table]").forEach((t) => { t.dataset.old = "1"; }));
   await page.selectOption("[data-testid=issue-service]", "shop");
   await page.waitForFunction(() => /service=shop/.test(location.hash));
-  await page.waitForSelector("[data-testid=issues-table] tbody tr");
+  await page.waitForSelector("[data-testid=issues-table]:not([data-old]) tbody tr");
   const svcs = await page.$$eval("[data-testid=issues-table] tbody tr td:nth-child(2)", (els) => els.map((e) => e.textContent));
   assert.deepEqual(svcs, ["shop", "shop", "shop"]);
   await page.click("[data-testid=issue-state] button:nth-child(3)");

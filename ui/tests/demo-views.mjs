@@ -44,9 +44,12 @@ try {
     const issue = await get(`/api/v1/issues/${id}`);
     const types = services.find((s) => s.name === issue.service)?.types ?? [];
     const type = types.includes("cpu") ? "cpu" : types[0]; // what the issue page opens on
+    // the previous issue's page (its table, its drawn flame graph) stays until the router's
+    // hashchange handler runs: mark it, and wait for the new page's
+    await page.evaluate(() => document.querySelectorAll(".view").forEach((v) => { v.dataset.old = "1"; }));
     await page.goto(`${base}/#/issue/${id}?window_s=60`);
-    await page.waitForSelector("[data-testid=rank-table] tbody tr", { timeout: 30_000 });
-    await page.waitForSelector(".flame[data-first-render-ms]", { timeout: 30_000 });
+    await page.waitForSelector(".view:not([data-old]) [data-testid=rank-table] tbody tr", { timeout: 30_000 });
+    await page.waitForSelector(".view:not([data-old]) .flame[data-first-render-ms]", { timeout: 30_000 });
     const d = await get(`/api/v1/issues/${id}/diff`, { window_s: 60, type });
     const first = await page.getAttribute("[data-testid=rank-table] tbody tr:first-child", "data-fn");
     const table = await page.locator("[data-testid=rank-table]").boundingBox();

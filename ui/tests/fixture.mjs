@@ -112,7 +112,11 @@ export async function shots(page, name, ready) {
   await page.setViewportSize({ width: 1400, height: 1000 });
 }
 
+/** Opens hash and waits for selector in the view the router draws for it: the old view stays in
+ * the page until the router's hashchange handler runs, which can be after goto returns, so it is
+ * marked first (selector: one complex selector, inside the page's view; hash: not the current one). */
 export async function ready(page, hash, selector) {
+  await page.evaluate(() => document.querySelectorAll("#app > .view").forEach((v) => { v.dataset.old = "1"; }));
   await page.goto(`${env.base}/${hash}`);
-  await page.waitForSelector(selector, { timeout: 30_000 });
+  await page.waitForSelector(`#app > .view:not([data-old]) ${selector}`, { timeout: 30_000 });
 }
