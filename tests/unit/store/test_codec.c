@@ -179,6 +179,92 @@ static void test_rows_round_trip_at_the_fast_path_edges(void)
     rt_buf_cleanup(&b);
 }
 
+/* Decodes blob b and checks its n rows against want. */
+static void check_decoded(const struct rt_buf *b, const struct rt_store_row *want, size_t n)
+{
+    struct rt_store_row *out = NULL;
+    size_t cap = 0, got = 0;
+    CHECK_INT(rt__store_decode_rows(b->data, b->len, &out, &cap, &got), 0);
+    CHECK_INT(got, n);
+    for (size_t i = 0; i < n && i < got; i++) {
+        CHECK_INT(out[i].stack_id, want[i].stack_id);
+        CHECK(out[i].samples == want[i].samples);
+        CHECK_INT(out[i].value_ns, want[i].value_ns);
+    }
+    free(out);
+}
+
+/* The decoder takes eight three-byte rows at once (a CPU profile's usual rows). Runs of 1-25
+ * such rows, then runs of 24 with one row at each position that is not three bytes or not an
+ * integral count (an id step of 128, a count of 64, a value 64 off count x period, a count of
+ * 2.5 whose eight bytes have no high bit), decode to the rows encoded; an id that would pass
+ * UINT32_MAX inside a run is refused. */
+static void test_rows_in_runs_of_eight(void)
+{
+    const int64_t period = 10000000;
+    struct rt_store_row rows[32], want[32];
+    struct rt_buf b;
+    rt_buf_init(&b, 0);
+    for (size_t odd = 0; odd <= 4; odd++)
+        for (size_t at = 0; at < (odd ? 24 : 1); at++)
+            for (size_t n = odd ? 24 : 1; n <= (odd ? 24 : 25); n++) {
+                uint32_t id = 0;
+                for (size_t i = 0; i < n; i++) {
+                    double count = (double)(i % 64);
+                    int64_t off = (int64_t)(i % 7) - 3;
+                    uint32_t step = 1 + (uint32_t)(i * 37 % 127);
+                    if (i == at && odd == 1)
+                        step = 128;
+                    if (i == at && odd == 2)
+                        count = 64;
+                    if (i == at && odd == 3)
+                        off = 64;
+                    if (i == at && odd == 4)
+                        count = 2.5;
+                    id += step;
+                    /* a fractional count's value is stored as is: small, so that its bytes
+                     * (2.5 is 00 00 00 00 00 00 04 40) have no high bit either */
+                    int64_t value = count == 2.5 ? 5 : (int64_t)(count * (double)period) + off;
+                    rows[i] = (struct rt_store_row){id, count, value};
+                    want[i] = rows[i];
+                }
+                size_t m = n;
+                CHECK_INT(rt__store_encode_rows(&b, rows, &m, period), 0);
+                CHECK_INT(m, n);
+                /* format, period (4 bytes), count: then three bytes a row, but the odd one */
+                if (odd)
+                    CHECK(b.len > 6 + 3 * n);
+                else
+                    CHECK_INT(b.len, 6 + 3 * n);
+                check_decoded(&b, want, n);
+            }
+    /* eight steps of 127 from UINT32_MAX - 8 x 127 end at UINT32_MAX; from one more, the last
+     * passes it and the blob is refused */
+    for (uint32_t first = UINT32_MAX - 8 * 127; first <= UINT32_MAX - 8 * 127 + 1; first++) {
+        unsigned char blob[64] = {1, 1, 9}; /* format, period 1 ns, 9 rows */
+        size_t len = 3;
+        uint32_t v = first;
+        for (; v >= 0x80; v >>= 7)
+            blob[len++] = (unsigned char)(v | 0x80);
+        blob[len++] = (unsigned char)v;
+        blob[len++] = 2; /* count 1 */
+        blob[len++] = 0; /* value 1 x period */
+        for (int i = 0; i < 8; i++) {
+            blob[len++] = 127;
+            blob[len++] = 2;
+            blob[len++] = 0;
+        }
+        struct rt_store_row *out = NULL;
+        size_t cap = 0, got = 0;
+        int rc = rt__store_decode_rows(blob, len, &out, &cap, &got);
+        CHECK_INT(rc, first == UINT32_MAX - 8 * 127 ? 0 : RT_EMALFORMED);
+        if (!rc)
+            CHECK(got == 9 && out[8].stack_id == UINT32_MAX && out[8].value_ns == 1);
+        free(out);
+    }
+    rt_buf_cleanup(&b);
+}
+
 struct keyed {
     struct rt_store_row row;
     size_t pos; /* position in the upload */
@@ -413,6 +499,7 @@ int main(void)
     RUN(test_stack_codec);
     RUN(test_rows_codec);
     RUN(test_rows_round_trip_at_the_fast_path_edges);
+    RUN(test_rows_in_runs_of_eight);
     RUN(test_rows_sort_is_stable);
     RUN(test_dict);
     RUN(test_dict_large_ids);
