@@ -188,6 +188,12 @@ $(BUILD)/bench/load: $(LOAD_SRCS) bench/load/load.h bench/bench.h $(call libs_of
 bench-load: deps all $(BUILD)/bench/load
 	BUILD=$(BUILD) bench/load/run.sh $(BENCH_LOAD_ARGS)
 
+# The server under ThreadSanitizer beside the load's full phases (about 3 minutes); `make test`
+# runs a short one (scripts/test-tsan-load.sh). Any data race fails.
+.PHONY: tsan-load
+tsan-load: deps
+	scripts/test-tsan-load.sh --services 20 --per-service 50 --seconds 60 --capacity-seconds 20
+
 # Truthfulness runs (docs/performance.md, DESIGN §6): 20 A/B and 20 A/A deploys of the demo's
 # Node and Go services on a loaded host; each run's rank, delta_pp and z. BENCH_TRUTH_ARGS
 # passes options (bench/truth/run.py --help). About 20 minutes on 2 cores.

@@ -16,6 +16,7 @@ suite() {
 suite "unit tests" make --no-print-directory unit || exit 1
 suite "unit tests under ASan+UBSan+LeakSanitizer" make --no-print-directory SAN=1 unit || exit 1
 suite "unit tests under ThreadSanitizer (any data race fails)" make --no-print-directory TSAN=1 unit || exit 1
+suite "the server under ThreadSanitizer beside a short load (any data race fails)" scripts/test-tsan-load.sh || exit 1
 suite "fuzz inputs replayed under ASan+UBSan (crashes and seeds)" make --no-print-directory fuzz-replay || exit 1
 suite "integration tests (pytest)" make --no-print-directory integration || exit 1
 suite "integration tests against the ASan+UBSan+LeakSanitizer server (any report fails)" make --no-print-directory SAN=1 integration || exit 1
