@@ -128,7 +128,8 @@ def summarise(name, runs):
                  if r["sdk_status"].get("samples")]
         rate = (f"one per {statistics.median(walls) * 1000:.0f} ms of wall time" if walls
                 else "no sample count reported")
-        print(f"  SDK: status {i.get('status')!r}, {i.get('profiles_sent')} profile(s) sent "
+        sent = i.get("profiles_sent", i.get("sent"))  # PHP's info() names it "sent"
+        print(f"  SDK: status {i.get('status')!r}, {sent} profile(s) sent "
               f"per run, {i.get('samples')} samples in the last run: {rate} (configured "
               f"{i.get('interval_us', 0) / 1000:.0f} ms)"
               + (f", median walk {i['median_walk_us']} us" if "median_walk_us" in i else ""))
