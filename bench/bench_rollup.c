@@ -18,6 +18,7 @@
 #define H RT_ROLLUP_HOUR_NS
 #define MINUTE (60 * INT64_C(1000000000))
 #define VARIANTS 16 /* profiles derived per instance, reused with new times */
+#define RUNS_MAX 64 /* the most timed runs of one query (--runs); more is refused */
 
 struct opts {
     const char *data, *file, *keep;
@@ -105,8 +106,7 @@ static json_t *run_query(struct rt_store *s, const struct query *q)
 /* Median ms of runs queries; *answer keeps the last answer. */
 static double time_query(struct rt_store *s, const struct query *q, int runs, json_t **answer)
 {
-    double ms[16];
-    runs = runs > 16 ? 16 : runs < 1 ? 1 : runs;
+    double ms[RUNS_MAX]; /* main() holds runs within [1, RUNS_MAX] */
     for (int r = 0; r < runs; r++) {
         int64_t t = bench_now_ns();
         json_t *j = run_query(s, q);
@@ -147,7 +147,7 @@ static double rss_mib(void)
 static int usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--days N (7)] [--instances N (100)] [--runs N (3)] [--data DIR]\n"
+            "usage: %s [--days N (7)] [--instances N (100)] [--runs N (3, at most 64)] [--data DIR]\n"
             "          [--file NAME (gdu__default.pgo)] [--keep DIR | --reuse DIR] [--no-raw 1]\n"
             "          [--only TEXT (the queries whose names hold it)]\n"
             "  DIR may be a store URI (clickhouse:http://HOST:PORT/DB)\n",
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
             return usage(argv[0]);
         i++;
     }
-    if (o.days < 1 || o.instances < 1)
+    if (o.days < 1 || o.instances < 1 || o.runs < 1 || o.runs > RUNS_MAX)
         return usage(argv[0]);
     rt_memory_policy();
     struct bench_source src = {0};
