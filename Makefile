@@ -188,8 +188,10 @@ $(BUILD)/bench/load: $(LOAD_SRCS) bench/load/load.h bench/bench.h $(call libs_of
 bench-load: deps all $(BUILD)/bench/load
 	BUILD=$(BUILD) bench/load/run.sh $(BENCH_LOAD_ARGS)
 
-# The server under ThreadSanitizer beside the load's full phases (about 3 minutes); `make test`
-# runs a short one (scripts/test-tsan-load.sh). Any data race fails.
+# The server under ThreadSanitizer beside a longer load (about 3 minutes): 20 services x 50
+# instances, 60 s at the realistic rate and 20 s per compressed rate, slow clients and
+# oversized bodies at the load's defaults; `make test` runs a short one
+# (scripts/test-tsan-load.sh). Any data race, failed request or unclean exit fails.
 .PHONY: tsan-load
 tsan-load: deps
 	scripts/test-tsan-load.sh --services 20 --per-service 50 --seconds 60 --capacity-seconds 20

@@ -291,6 +291,8 @@ int load_oversize(uint16_t port, const char *token, enum load_big_mode mode, int
             res->with_reason += strstr(h->resp, "too_large") != NULL;
         } else if (h->answered) {
             res->other_status++;
+            int code = atoi(h->resp + 9);
+            res->wrong += (code >= 200 && code < 300) || (code >= 500 && code != 503);
             if (!res->other[0])
                 snprintf(res->other, sizeof(res->other), "%.*s",
                          (int)strcspn(h->resp, "\r\n"), h->resp);

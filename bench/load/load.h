@@ -159,6 +159,7 @@ int load_slowloris(uint16_t port, int n, double byte_interval_s, double seconds,
 enum load_big_mode { LOAD_BIG_HONEST, LOAD_BIG_EXPECT, LOAD_BIG_CHUNKED, LOAD_BIG_LYING };
 struct load_big_result {
     int n, got_413, with_reason, other_status, reset_or_closed;
+    int wrong; /* of other_status: a 2xx (an oversized body stored) or a 5xx but 503 busy */
     double sent_med_mib, sent_max_mib; /* body bytes sent before the answer (or close) */
     double time_max_s;
     char other[64];              /* the first unexpected status line */
