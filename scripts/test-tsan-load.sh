@@ -13,9 +13,10 @@ cd "$(dirname "$0")/.."
 # reach these inner makes through MAKEFLAGS and pick another build directory.
 make -s BUILD=build/tsan TSAN=1 SAN= FUZZ= build/tsan/roottrace || exit 1
 make -s BUILD=build TSAN= SAN= FUZZ= build/bench/load || exit 1
-# log_path is cut at a space or a colon (TSAN_OPTIONS' separators): such a $TMPDIR is not used.
+# log_path is cut at a space, a comma or a colon (TSAN_OPTIONS' separators): such a $TMPDIR
+# is not used.
 base=${TMPDIR:-/tmp}
-case $base in *[[:space:]:]*) base=/tmp ;; esac
+case $base in *[[:space:]:,]*) base=/tmp ;; esac
 reports=$(mktemp -d "$base/rt-tsan-load-XXXXXX")
 trap 'rm -rf "$reports"' EXIT
 args=("$@")

@@ -65,7 +65,7 @@ int load_server_start(struct load_server *s, const char *bin, const char *const 
     for (int i = 0; i < 400; i++) {
         if (load_http(s, "GET", "/healthz", NULL, NULL) == 200)
             return 0;
-        if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+        if (!load_server_running(s)) {
             fprintf(stderr, "load: the server exited at start (log: %s)\n", s->log_path);
             return -1;
         }
@@ -75,9 +75,22 @@ int load_server_start(struct load_server *s, const char *bin, const char *const 
     return -1;
 }
 
+bool load_server_running(struct load_server *s)
+{
+    if (s->pid <= 0)
+        return false;
+    int st;
+    if (waitpid(s->pid, &st, WNOHANG) != s->pid)
+        return true;
+    s->reaped = true;
+    s->reaped_status = st;
+    s->pid = 0;
+    return false;
+}
+
 int load_server_stop(struct load_server *s, bool keep)
 {
-    int status = -1;
+    int status = s->reaped ? s->reaped_status : -1;
     if (s->pid > 0) {
         kill(s->pid, SIGTERM);
         for (int i = 0; i < 600 && waitpid(s->pid, &status, WNOHANG) == 0; i++)

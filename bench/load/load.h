@@ -89,13 +89,19 @@ struct load_server {
     char url[64];
     const char *token;           /* the admin token (bootstrap) */
     char ingest_key[128];
+    bool reaped;                 /* the server was found dead and reaped: pid is 0 */
+    int reaped_status;           /* its waitpid status then */
 };
 
 /* Starts bin serve on a fresh data dir and a free loopback port, waits for /healthz (20 s).
  * extra: NULL-terminated extra arguments (may be NULL). Returns 0 or -1 with a message. */
 int load_server_start(struct load_server *s, const char *bin, const char *const *extra);
-/* SIGTERM, waits; returns the exit status (or -1). Removes the data dir unless keep. */
+/* SIGTERM, waits; returns the exit status (or -1), or the status saved when the server was
+ * found dead and reaped (load_server_reap). Removes the data dir unless keep. */
 int load_server_stop(struct load_server *s, bool keep);
+/* True when the server is still running; when it has exited, reaps it and saves its status
+ * for load_server_stop (so that no signal goes to a pid the system may have reused). */
+bool load_server_running(struct load_server *s);
 
 /* One blocking request with the admin token; body may be NULL. Returns the status (0 on a
  * transport error); *out (may be NULL) receives the malloc'd answer body. */
@@ -159,7 +165,7 @@ int load_slowloris(uint16_t port, int n, double byte_interval_s, double seconds,
 enum load_big_mode { LOAD_BIG_HONEST, LOAD_BIG_EXPECT, LOAD_BIG_CHUNKED, LOAD_BIG_LYING };
 struct load_big_result {
     int n, got_413, with_reason, other_status, reset_or_closed;
-    int wrong; /* of other_status: a 2xx (an oversized body stored) or a 5xx but 503 busy */
+    int wrong; /* of other_status: a 2xx (an oversized body stored) or a 5xx other than 503 */
     double sent_med_mib, sent_max_mib; /* body bytes sent before the answer (or close) */
     double time_max_s;
     char other[64];              /* the first unexpected status line */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the loopback load test (bench/load) against a fresh `roottrace serve`: 60 s at the
 # realistic rate with diff clients, compressed rates for the capacity, slow clients and a
-# flood of oversized bodies. Figures, not a test (STYLE.md); exit 1 only when a request
-# failed or the server died. Usage: bench/load/run.sh [load options, e.g. --seconds 120]
+# flood of oversized bodies. Figures, not a test (STYLE.md); exit 1 only when something failed
+# outright (bench/load/main.c: a failed request, an oversized body stored or answered with a
+# 5xx other than 503, a server that died or did not exit 0 on SIGTERM). Usage: bench/load/run.sh [load options, e.g. --seconds 120]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
