@@ -80,18 +80,20 @@ final class JfrProfiles {
         if (a.stopping || now - end < 0 || !c2.allows(now) || !wanted(c2.config, now)) {
             return; // woken early, or stopping: the loop looks at the state again
         }
-        rotate(c2.config, true);
+        rotate(c2.config, true, false);
     }
 
     /** Ends the profile in progress, queues it when keep, and starts the next when again;
-     *  after a failure no recording runs. */
-    private void rotate(Config cfg, boolean again) {
+     *  after a failure no recording runs. exiting: the JVM is shutting down, and JFR's own
+     *  hook writes the recording (JfrSampler.rotate). */
+    private void rotate(Config cfg, boolean again, boolean exiting) {
         long rotatedAt = System.nanoTime();
         int depth = cfg != null ? cfg.maxStackDepth : a.limits.stackDepthMax;
         long next = again && cfg != null ? cfg.jfrIntervalUs * 1000 : 0;
         JfrSampler.Chunk ch;
         try {
-            ch = jfr.rotate(next, depth, a.limits.maxStacksPerProfile, a.limits.jfrFileMaxBytes);
+            ch = jfr.rotate(next, depth, a.limits.maxStacksPerProfile, a.limits.jfrFileMaxBytes,
+                    exiting);
         } catch (Throwable e) {
             failed(e);
             return;
@@ -123,7 +125,7 @@ final class JfrProfiles {
         }
         JfrSampler r = jfr;
         if (keep) {
-            rotate(a.control.config, false);
+            rotate(a.control.config, false, JfrSampler.shuttingDown());
         }
         r.close();
         jfr = null;

@@ -1,7 +1,9 @@
 // JfrSampler: CPU profiles from JFR's execution sampler (jdk.jfr, JDK 11+): a
-// jdk.jfr.Recording of jdk.ExecutionSample per profile, dumped to a temporary file at the end
-// of each upload interval and read back with jdk.jfr.consumer.RecordingFile into the same
-// aggregate the wall sampler fills (DESIGN.md §2, §7; docs/sdk/java.md, "CPU from JFR").
+// jdk.jfr.Recording of jdk.ExecutionSample per profile, written by JFR to its destination (a
+// temporary file) when it stops at the end of each upload interval, or by JFR's own shutdown
+// hook when the JVM exits, and read back with jdk.jfr.consumer.RecordingFile into the same
+// aggregate the wall sampler fills (DESIGN.md §2, §7; docs/sdk/java.md, "CPU from JFR";
+// the exit path: docs/sdk/java-jfr-exit.md).
 package dev.roottrace;
 
 import java.lang.management.ManagementFactory;
@@ -17,6 +19,7 @@ import java.util.Set;
 
 import jdk.jfr.FlightRecorder;
 import jdk.jfr.Recording;
+import jdk.jfr.RecordingState;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedMethod;
@@ -111,25 +114,49 @@ class JfrSampler {
      * first, so that consecutive profiles leave no gap; an event lands in the profile whose
      * [start, end) holds its time. Returns the finished profile. Throws on any failure of
      * JFR's (a refused recording, a full disk); the recordings are then closed.
+     * With {@code exiting} (the JVM is shutting down), the recording is left to JFR's own
+     * shutdown hook, which stops it and writes it to its destination (dump on exit) before it
+     * removes JFR's repository: this waits, at most {@link #EXIT_WAIT_NS}, for the recording
+     * to be closed, which JFR does only once the file is whole, and starts no next one.
+     * Calling stop() or dump() then would race that hook: JFR would print errors on the
+     * application's output and the profile would be lost. A rotation that finds the
+     * recording already stopped (the hook came first) waits the same way.
      */
-    Chunk rotate(long nextPeriodNs, int depth, int maxStacks, long maxFileBytes) throws Exception {
+    Chunk rotate(long nextPeriodNs, int depth, int maxStacks, long maxFileBytes, boolean exiting)
+            throws Exception {
         Recording old = rec;
         Instant from = recFrom;
         long period = recPeriodNs;
         Recording next = null;
-        Path file = null;
+        Path file = old.getDestination();
+        boolean keepFile = false; // JFR may still be writing it: deleting it makes JFR log errors
         try {
             rec = null;
-            if (nextPeriodNs > 0) {
+            if (nextPeriodNs > 0 && !exiting) {
                 next = open(nextPeriodNs);
             }
             Instant to = Instant.now();
             long cpu = readThreadCpu();
             long processEnd = processCpu.getAsLong();
-            old.stop();
-            file = Files.createTempFile("roottrace-", ".jfr");
-            old.dump(file);
-            old.close();
+            if (!exiting) {
+                try {
+                    old.stop(); // JFR writes the destination, then closes the recording
+                } catch (IllegalStateException e) {
+                    exiting = true; // already stopped: JFR's shutdown hook has it
+                }
+            }
+            if (exiting) {
+                awaitClosed(old);
+                Instant stopped = old.getStopTime();
+                if (stopped != null && stopped.isBefore(to)) {
+                    to = stopped;
+                }
+            }
+            if (old.getState() != RecordingState.CLOSED) { // the write failed, or not yet done
+                keepFile = exiting;
+                throw new java.io.IOException("JFR did not write the recording ("
+                        + old.getState() + ")");
+            }
             old = null;
             long size = Files.size(file);
             Sampler.Aggregate agg = new Sampler.Aggregate(maxStacks);
@@ -152,36 +179,97 @@ class JfrSampler {
             return new Chunk(fromNs, durNs, period, agg.samples(), events, cpu, dropped,
                     processEnd);
         } finally {
-            closeQuietly(old);
-            closeQuietly(next);
-            if (file != null) {
-                try {
-                    Files.deleteIfExists(file);
-                } catch (Exception e) {
-                    // a temporary file left behind harms nothing
-                }
+            if (!exiting) {
+                closeQuietly(old);
+            }
+            if (next != null) {
+                closeQuietly(next);
+                deleteQuietly(next.getDestination());
+            }
+            if (!keepFile) {
+                deleteQuietly(file);
             }
         }
     }
 
-    /** Stops and discards the recording in progress. Never throws. */
-    void close() {
-        closeQuietly(rec);
-        rec = null;
+    /** Waits, at most {@link #EXIT_WAIT_NS}, for JFR to close r (its destination whole). */
+    private static void awaitClosed(Recording r) throws InterruptedException {
+        long until = System.nanoTime() + EXIT_WAIT_NS;
+        while (r.getState() != RecordingState.CLOSED && System.nanoTime() - until < 0) {
+            Thread.sleep(10);
+        }
     }
 
-    /** A started recording of jdk.ExecutionSample only. Overridden by tests to fail. */
+    /** Stops and discards the recording in progress; once the JVM is shutting down, leaves
+     *  it to JFR's own hook (see {@link #rotate}) and deletes its file once JFR wrote it.
+     *  Never throws. */
+    void close() {
+        Recording r = rec;
+        rec = null;
+        if (r == null) {
+            return;
+        }
+        if (shuttingDown()) {
+            try {
+                awaitClosed(r); // then its file is whole and JFR is done with it
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (r.getState() != RecordingState.CLOSED) {
+                return; // JFR may still write the file: deleting it would make JFR log errors
+            }
+        } else {
+            closeQuietly(r);
+        }
+        deleteQuietly(r.getDestination());
+    }
+
+    /** How long a rotation at exit waits for JFR's hook to write the recording, ns. */
+    static final long EXIT_WAIT_NS = 2_000_000_000L;
+
+    /** True once the JVM runs its shutdown hooks: adding one is refused then. Never throws. */
+    static boolean shuttingDown() {
+        try {
+            Thread probe = new Thread(() -> { });
+            Runtime.getRuntime().addShutdownHook(probe);
+            Runtime.getRuntime().removeShutdownHook(probe);
+            return false;
+        } catch (IllegalStateException e) {
+            return true;
+        } catch (Throwable e) { // a security manager that refuses: assume running
+            return false;
+        }
+    }
+
+    /** A started recording of jdk.ExecutionSample only, to a temporary file of its own that
+     *  JFR writes when the recording stops (ours, or JFR's hook at exit: dump on exit).
+     *  Overridden by tests to fail. */
     Recording open(long periodNs) throws Exception {
+        Path file = Files.createTempFile("roottrace-", ".jfr");
         Recording r = new Recording();
         try {
             r.setName("roottrace");
             r.setToDisk(true);
+            r.setDestination(file);
+            r.setDumpOnExit(true);
             r.enable(EVENT).withPeriod(Duration.ofNanos(periodNs)).withStackTrace();
             r.start();
             return r;
         } catch (Throwable e) {
             closeQuietly(r);
+            deleteQuietly(file);
             throw e;
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        if (file == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(file);
+        } catch (Exception e) {
+            // a temporary file left behind harms nothing
         }
     }
 

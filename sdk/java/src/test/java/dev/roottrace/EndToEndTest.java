@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -123,44 +122,10 @@ class EndToEndTest {
     @Test
     @SuppressWarnings("unchecked")
     void agentProfilesAChildJvmAndTheToggleStopsIt(@TempDir Path tmp) throws Exception {
-        Path bin = serverBinary();
-        int port = freePort();
-        String url = "http://127.0.0.1:" + port;
-        ProcessBuilder pb = new ProcessBuilder(bin.toString(), "serve", "--data", tmp.resolve("data").toString(),
-                "--listen", "127.0.0.1:" + port, "--poll-interval", "1s");
-        pb.environment().put("ROOTTRACE_BOOTSTRAP_TOKEN", ADMIN);
-        pb.redirectErrorStream(true).redirectOutput(tmp.resolve("server.log").toFile());
-        Process server = pb.start();
-        Process child = null;
-        try {
-            assertTrue(waitFor(() -> {
-                try {
-                    return call("GET", url + "/healthz", null).statusCode() == 200;
-                } catch (Exception e) {
-                    return false;
-                }
-            }, 20), "server not healthy: " + Files.readString(tmp.resolve("server.log")));
-            HttpResponse<String> k = call("POST", url + "/api/v1/keys", "{\"scope\":\"ingest\",\"name\":\"e2e\"}");
-            assertEquals(201, k.statusCode(), k.body());
-            String key = (String) obj(k.body()).get("key");
-            HttpResponse<String> t = call("PUT", url + "/api/v1/services/" + SERVICE + "/profiling",
-                    "{\"enabled\":true,\"upload_interval_s\":10}");
-            assertEquals(200, t.statusCode(), t.body());
-
-            String javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-            List<String> cmd = new ArrayList<>(List.of(javaBin,
-                    "-javaagent:" + agentJar(tmp) + "=service=" + SERVICE + ",server=" + url + ",version=1.2.3",
-                    "-cp", Paths.get(System.getProperty("user.dir"), "target", "test-classes").toString(),
-                    "dev.roottrace.E2eChild"));
-            ProcessBuilder cb = new ProcessBuilder(cmd);
-            cb.environment().put("ROOTTRACE_KEY", key); // the key from the environment
-            cb.redirectError(tmp.resolve("child.err").toFile());
-            child = cb.start();
-            java.io.BufferedReader childOut = new java.io.BufferedReader(
-                    new java.io.InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-            String first = childOut.readLine(); // "started <instance>"
-            assertTrue(first != null && first.startsWith("started "), String.valueOf(first));
-            String inst = first.substring("started ".length()).trim();
+        try (E2eServer s = E2eServer.start(this, tmp, "{\"enabled\":true,\"upload_interval_s\":10}")) {
+            s.startChild("version=1.2.3");
+            String url = s.url;
+            String inst = s.instance;
 
             // An upload arrives (upload interval clamped at 10 s) with the busy frame in it.
             String profileUrl = url + "/api/v1/profile?service=" + SERVICE + "&type=wall";
@@ -172,7 +137,7 @@ class EndToEndTest {
                 } catch (Exception e) {
                     return false;
                 }
-            }, 25), "no profile: " + prof[0] + " child: " + Files.readString(tmp.resolve("child.err")));
+            }, 25), "no profile: " + prof[0] + " child: " + s.childErr());
             assertEquals("wall", prof[0].get("type"));
             List<String> names = new ArrayList<>();
             for (Object f : (List<Object>) prof[0].get("functions")) {
@@ -192,8 +157,7 @@ class EndToEndTest {
             assertEquals("profiling", i.get("status"));
 
             // Toggle off: the SDK says disabled and uploads nothing more.
-            t = call("PUT", url + "/api/v1/services/" + SERVICE + "/profiling", "{\"enabled\":false}");
-            assertEquals(200, t.statusCode(), t.body());
+            s.toggle("{\"enabled\":false}");
             assertTrue(waitFor(() -> {
                 try {
                     return "disabled".equals(instance(url, inst).get("status"));
@@ -201,29 +165,16 @@ class EndToEndTest {
                     return false;
                 }
             }, 6), "status: " + instance(url, inst));
-            long n0 = ((Number) obj(call("GET", profileUrl, null).body()).get("profiles")).longValue();
+            long n0 = s.profiles("wall");
             TestSupport.sleep(2.5);
-            long n1 = ((Number) obj(call("GET", profileUrl, null).body()).get("profiles")).longValue();
-            assertEquals(n0, n1);
+            assertEquals(n0, s.profiles("wall"));
 
             // stdin closed: the child exits, its shutdown hook within the 5 s flush bound.
-            OutputStream in = child.getOutputStream();
-            in.close();
             long t0 = System.nanoTime();
-            assertTrue(child.waitFor(8, TimeUnit.SECONDS));
+            String out = s.endChild(8);
             assertTrue(TestSupport.since(t0) < 6.5);
-            assertEquals(0, child.exitValue(), Files.readString(tmp.resolve("child.err")));
-            String out = childOut.lines().collect(java.util.stream.Collectors.joining("\n"));
             assertTrue(out.contains("\"profiles_sent\":") && out.contains("\"profiles_dropped\":0"), out);
             System.out.println("e2e: " + names.size() + " functions; " + out.trim());
-        } finally {
-            if (child != null) {
-                child.destroyForcibly();
-            }
-            server.destroy();
-            if (!server.waitFor(10, TimeUnit.SECONDS)) {
-                server.destroyForcibly();
-            }
         }
     }
 
@@ -233,42 +184,10 @@ class EndToEndTest {
     @Test
     @SuppressWarnings("unchecked")
     void cpuFromJfrRanksTheBusyThreadFirstWithCapacity(@TempDir Path tmp) throws Exception {
-        Path bin = serverBinary();
-        int port = freePort();
-        String url = "http://127.0.0.1:" + port;
-        ProcessBuilder pb = new ProcessBuilder(bin.toString(), "serve", "--data", tmp.resolve("data").toString(),
-                "--listen", "127.0.0.1:" + port, "--poll-interval", "1s");
-        pb.environment().put("ROOTTRACE_BOOTSTRAP_TOKEN", ADMIN);
-        pb.redirectErrorStream(true).redirectOutput(tmp.resolve("server.log").toFile());
-        Process server = pb.start();
-        Process child = null;
-        try {
-            assertTrue(waitFor(() -> {
-                try {
-                    return call("GET", url + "/healthz", null).statusCode() == 200;
-                } catch (Exception e) {
-                    return false;
-                }
-            }, 20), "server not healthy: " + Files.readString(tmp.resolve("server.log")));
-            HttpResponse<String> k = call("POST", url + "/api/v1/keys", "{\"scope\":\"ingest\",\"name\":\"e2e\"}");
-            assertEquals(201, k.statusCode(), k.body());
-            String key = (String) obj(k.body()).get("key");
-            HttpResponse<String> t = call("PUT", url + "/api/v1/services/" + SERVICE + "/profiling",
-                    "{\"enabled\":true,\"type\":\"cpu\",\"upload_interval_s\":10}");
-            assertEquals(200, t.statusCode(), t.body());
-            String javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-            ProcessBuilder cb = new ProcessBuilder(javaBin,
-                    "-javaagent:" + agentJar(tmp) + "=service=" + SERVICE + ",server=" + url,
-                    "-cp", Paths.get(System.getProperty("user.dir"), "target", "test-classes").toString(),
-                    "dev.roottrace.E2eChild");
-            cb.environment().put("ROOTTRACE_KEY", key);
-            cb.redirectError(tmp.resolve("child.err").toFile());
-            child = cb.start();
-            java.io.BufferedReader childOut = new java.io.BufferedReader(
-                    new java.io.InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-            String first = childOut.readLine();
-            assertTrue(first != null && first.startsWith("started "), String.valueOf(first));
-            String inst = first.substring("started ".length()).trim();
+        try (E2eServer s = E2eServer.start(this, tmp,
+                "{\"enabled\":true,\"type\":\"cpu\",\"upload_interval_s\":10}")) {
+            s.startChild("");
+            String url = s.url;
 
             // two 10 s profiles: the first holds JFR's start-up in the child
             String profileUrl = url + "/api/v1/profile?service=" + SERVICE + "&type=cpu";
@@ -280,7 +199,7 @@ class EndToEndTest {
                 } catch (Exception e) {
                     return false;
                 }
-            }, 40), "no profiles: " + prof[0] + " child: " + Files.readString(tmp.resolve("child.err")));
+            }, 40), "no profiles: " + prof[0] + " child: " + s.childErr());
             assertEquals("cpu", prof[0].get("type"));
             List<Object> fns = (List<Object>) prof[0].get("functions");
             Map<String, Object> top = (Map<String, Object>) fns.get(0);
@@ -304,19 +223,55 @@ class EndToEndTest {
             String producers = String.valueOf(prof[0].get("producers"));
             assertTrue(producers.contains("roottrace-java") && producers.contains("GC and JIT threads are not seen"),
                     producers);
-            assertEquals("profiling", instance(url, inst).get("status"));
+            assertEquals("profiling", instance(url, s.instance).get("status"));
             System.out.println("e2e cpu: " + BUSY + " " + share + " %; capacity " + cap.get("vcpu_hours_per_month")
                     + " vCPU-h/month; agreement " + agree);
-            child.getOutputStream().close();
-            assertTrue(child.waitFor(10, TimeUnit.SECONDS));
-            assertEquals(0, child.exitValue(), Files.readString(tmp.resolve("child.err")));
-        } finally {
-            if (child != null) {
-                child.destroyForcibly();
-            }
-            server.destroy();
-            if (!server.waitFor(10, TimeUnit.SECONDS)) {
-                server.destroyForcibly();
+            s.endChild(10);
+        }
+    }
+
+    /** A JVM that exits in cpu mode (issue #20, docs/sdk/java-jfr-exit.md): JFR's own
+     *  shutdown hook writes the recording in progress to the SDK's file (dump on exit), the
+     *  SDK's hook waits for it and uploads it, and JFR prints nothing on the application's
+     *  output. Before, JFR's hook removed its repository under the SDK's dump: two
+     *  "[error][jfr] Missing chunkfile" lines and the profile lost, 3 runs of 3. With a 60 s
+     *  upload interval, the one cpu profile is the one sent at exit. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theCpuProfileInProgressIsSentAtExitWithoutJfrErrors(@TempDir Path tmp) throws Exception {
+        try (E2eServer s = E2eServer.start(this, tmp,
+                "{\"enabled\":true,\"type\":\"cpu\",\"upload_interval_s\":60}")) {
+            Path childTmp = Files.createDirectories(tmp.resolve("child-tmp"));
+            s.startChild("", "-Djava.io.tmpdir=" + childTmp);
+            assertTrue(waitFor(() -> {
+                try {
+                    return "profiling".equals(instance(s.url, s.instance).get("status"));
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 10), "status: " + instance(s.url, s.instance));
+            TestSupport.sleep(3); // JFR starts, the busy thread is sampled
+            assertEquals(0L, s.profiles("cpu"));
+            String out = s.endChild(10);
+            String err = s.childErr();
+            assertFalse(out.contains("[jfr]") || err.contains("[jfr]"), out + "\n" + err);
+            String profileUrl = s.url + "/api/v1/profile?service=" + SERVICE + "&type=cpu";
+            Map<String, Object>[] prof = new Map[1];
+            assertTrue(waitFor(() -> {
+                try {
+                    prof[0] = obj(call("GET", profileUrl, null).body());
+                    return ((Number) prof[0].get("profiles")).longValue() >= 1;
+                } catch (Exception e) {
+                    return false;
+                }
+            }, 5), "no cpu profile from the exit: " + prof[0] + "\n" + out + "\n" + err);
+            assertEquals(1L, ((Number) prof[0].get("profiles")).longValue());
+            List<Object> fns = (List<Object>) prof[0].get("functions");
+            assertEquals(BUSY, ((Map<String, Object>) fns.get(0)).get("name"), fns.toString());
+            try (Stream<Path> left = Files.list(childTmp)) { // the SDK's temporary files
+                List<String> names = left.map(f -> f.getFileName().toString())
+                        .filter(n -> n.startsWith("roottrace-")).collect(java.util.stream.Collectors.toList());
+                assertTrue(names.isEmpty(), names.toString());
             }
         }
     }
@@ -326,71 +281,27 @@ class EndToEndTest {
     @Test
     @SuppressWarnings("unchecked")
     void withoutJdkJfrTheChildSendsWallAndSaysWhy(@TempDir Path tmp) throws Exception {
-        Path bin = serverBinary();
-        int port = freePort();
-        String url = "http://127.0.0.1:" + port;
-        ProcessBuilder pb = new ProcessBuilder(bin.toString(), "serve", "--data", tmp.resolve("data").toString(),
-                "--listen", "127.0.0.1:" + port, "--poll-interval", "1s");
-        pb.environment().put("ROOTTRACE_BOOTSTRAP_TOKEN", ADMIN);
-        pb.redirectErrorStream(true).redirectOutput(tmp.resolve("server.log").toFile());
-        Process server = pb.start();
-        Process child = null;
-        try {
-            assertTrue(waitFor(() -> {
-                try {
-                    return call("GET", url + "/healthz", null).statusCode() == 200;
-                } catch (Exception e) {
-                    return false;
-                }
-            }, 20), "server not healthy: " + Files.readString(tmp.resolve("server.log")));
-            HttpResponse<String> k = call("POST", url + "/api/v1/keys", "{\"scope\":\"ingest\",\"name\":\"e2e\"}");
-            String key = (String) obj(k.body()).get("key");
-            HttpResponse<String> t = call("PUT", url + "/api/v1/services/" + SERVICE + "/profiling",
-                    "{\"enabled\":true,\"type\":\"cpu\",\"upload_interval_s\":10}");
-            assertEquals(200, t.statusCode(), t.body());
-            String javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-            ProcessBuilder cb = new ProcessBuilder(javaBin,
-                    "--limit-modules", "java.base,java.instrument,java.management,java.net.http,jdk.management",
-                    "-javaagent:" + agentJar(tmp) + "=service=" + SERVICE + ",server=" + url,
-                    "-cp", Paths.get(System.getProperty("user.dir"), "target", "test-classes").toString(),
-                    "dev.roottrace.E2eChild");
-            cb.environment().put("ROOTTRACE_KEY", key);
-            cb.redirectError(tmp.resolve("child.err").toFile());
-            child = cb.start();
-            java.io.BufferedReader childOut = new java.io.BufferedReader(
-                    new java.io.InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-            String first = childOut.readLine();
-            assertTrue(first != null && first.startsWith("started "), first + " " + Files.readString(tmp.resolve("child.err")));
-            String inst = first.substring("started ".length()).trim();
+        try (E2eServer s = E2eServer.start(this, tmp,
+                "{\"enabled\":true,\"type\":\"cpu\",\"upload_interval_s\":10}")) {
+            s.startChild("", "--limit-modules",
+                    "java.base,java.instrument,java.management,java.net.http,jdk.management");
             String want = "profiling: wall (JFR unavailable: no jdk.jfr module (NoClassDefFoundError))";
             assertTrue(waitFor(() -> {
                 try {
-                    return want.equals(instance(url, inst).get("status"));
+                    return want.equals(instance(s.url, s.instance).get("status"));
                 } catch (Exception e) {
                     return false;
                 }
-            }, 10), "status: " + instance(url, inst));
-            String wallUrl = url + "/api/v1/profile?service=" + SERVICE + "&type=wall";
+            }, 10), "status: " + instance(s.url, s.instance));
             assertTrue(waitFor(() -> {
                 try {
-                    return ((Number) obj(call("GET", wallUrl, null).body()).get("profiles")).longValue() >= 1;
+                    return s.profiles("wall") >= 1;
                 } catch (Exception e) {
                     return false;
                 }
-            }, 25), "no wall profile; child: " + Files.readString(tmp.resolve("child.err")));
-            Map<String, Object> cpu = obj(call("GET", url + "/api/v1/profile?service=" + SERVICE + "&type=cpu", null).body());
-            assertEquals(0L, ((Number) cpu.get("profiles")).longValue());
-            child.getOutputStream().close();
-            assertTrue(child.waitFor(10, TimeUnit.SECONDS));
-            assertEquals(0, child.exitValue(), Files.readString(tmp.resolve("child.err")));
-        } finally {
-            if (child != null) {
-                child.destroyForcibly();
-            }
-            server.destroy();
-            if (!server.waitFor(10, TimeUnit.SECONDS)) {
-                server.destroyForcibly();
-            }
+            }, 25), "no wall profile; child: " + s.childErr());
+            assertEquals(0L, s.profiles("cpu"));
+            s.endChild(10);
         }
     }
 
