@@ -67,6 +67,8 @@ class JfrSampler {
     private Map<Long, Long> cpuSeen = new HashMap<>(); // thread id -> its CPU ns at the last read
     private boolean cpuKnown; // thread CPU time is supported and enabled
     private Recording rec; // the recording in progress, or null
+    private Path recFile; // its destination, the SDK's temporary file (never getDestination():
+                          // an operator's JFR.stop with a filename changes that one)
     private Instant recFrom; // when its profile starts
     private long recPeriodNs; // its sampling period, ns
 
@@ -105,6 +107,7 @@ class JfrSampler {
         cpuKnown = threads.isThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled();
         readThreadCpu(); // the baseline: CPU before profiling is not counted
         rec = open(periodNs);
+        recFile = rec.getDestination();
         recFrom = Instant.now();
         recPeriodNs = periodNs;
     }
@@ -128,12 +131,16 @@ class JfrSampler {
         Instant from = recFrom;
         long period = recPeriodNs;
         Recording next = null;
-        Path file = old.getDestination();
-        boolean keepFile = false; // JFR may still be writing it: deleting it makes JFR log errors
+        Path file = recFile;
+        Path nextFile = null;
+        exiting = exiting || shuttingDown();
+        boolean keepFile = exiting; // JFR may still be writing it: deleting it makes JFR log errors
         try {
             rec = null;
+            recFile = null;
             if (nextPeriodNs > 0 && !exiting) {
                 next = open(nextPeriodNs);
+                nextFile = next.getDestination();
             }
             Instant to = Instant.now();
             long cpu = readThreadCpu();
@@ -143,6 +150,7 @@ class JfrSampler {
                     old.stop(); // JFR writes the destination, then closes the recording
                 } catch (IllegalStateException e) {
                     exiting = true; // already stopped: JFR's shutdown hook has it
+                    keepFile = true;
                 }
             }
             if (exiting) {
@@ -153,10 +161,10 @@ class JfrSampler {
                 }
             }
             if (old.getState() != RecordingState.CLOSED) { // the write failed, or not yet done
-                keepFile = exiting;
                 throw new java.io.IOException("JFR did not write the recording ("
                         + old.getState() + ")");
             }
+            keepFile = false;
             old = null;
             long size = Files.size(file);
             Sampler.Aggregate agg = new Sampler.Aggregate(maxStacks);
@@ -170,6 +178,7 @@ class JfrSampler {
             }
             if (next != null) {
                 rec = next;
+                recFile = nextFile;
                 recFrom = to;
                 recPeriodNs = nextPeriodNs;
                 next = null;
@@ -179,17 +188,31 @@ class JfrSampler {
             return new Chunk(fromNs, durNs, period, agg.samples(), events, cpu, dropped,
                     processEnd);
         } finally {
-            if (!exiting) {
-                closeQuietly(old);
+            if (!exiting && old != null) {
+                discard(old, null); // its file: below
             }
-            if (next != null) {
-                closeQuietly(next);
-                deleteQuietly(next.getDestination());
+            if (next != null && exiting) { // the shutdown began during this rotation
+                rec = next; // left to JFR's hook: close() waits for it and deletes its file
+                recFile = nextFile;
+            } else if (next != null) {
+                discard(next, nextFile);
             }
             if (!keepFile) {
                 deleteQuietly(file);
             }
         }
+    }
+
+    /** Closes r without writing it (a running recording with a destination would be written
+     *  there by close()), then deletes its file when given. Never throws. */
+    private static void discard(Recording r, Path file) {
+        try {
+            r.setDestination(null);
+        } catch (Throwable e) {
+            // stopped already, or refused: close() below still releases it
+        }
+        closeQuietly(r);
+        deleteQuietly(file);
     }
 
     /** Waits, at most {@link #EXIT_WAIT_NS}, for JFR to close r (its destination whole). */
@@ -205,23 +228,24 @@ class JfrSampler {
      *  Never throws. */
     void close() {
         Recording r = rec;
+        Path file = recFile;
         rec = null;
+        recFile = null;
         if (r == null) {
             return;
         }
-        if (shuttingDown()) {
-            try {
-                awaitClosed(r); // then its file is whole and JFR is done with it
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (r.getState() != RecordingState.CLOSED) {
-                return; // JFR may still write the file: deleting it would make JFR log errors
-            }
-        } else {
-            closeQuietly(r);
+        if (!shuttingDown()) {
+            discard(r, file);
+            return;
         }
-        deleteQuietly(r.getDestination());
+        try {
+            awaitClosed(r); // then its file is whole and JFR is done with it
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (r.getState() == RecordingState.CLOSED) {
+            deleteQuietly(file); // else JFR may still write it: deleting it makes JFR log errors
+        }
     }
 
     /** How long a rotation at exit waits for JFR's hook to write the recording, ns. */

@@ -340,4 +340,40 @@ class JfrTest {
         assertTrue(waitType("cpu", 1, 5).size() >= 1);
         assertEquals("profiling", a.status().status());
     }
+
+    /** The one running recording of the SDK's (named "roottrace"). */
+    static Recording running() {
+        List<Recording> rs = new ArrayList<>();
+        for (Recording r : jdk.jfr.FlightRecorder.getFlightRecorder().getRecordings()) {
+            if ("roottrace".equals(r.getName()) && r.getState() == jdk.jfr.RecordingState.RUNNING) {
+                rs.add(r);
+            }
+        }
+        assertEquals(1, rs.size(), rs.toString());
+        return rs.get(0);
+    }
+
+    /** JFR stopped the recording itself, as its shutdown hook does at exit (dump on exit):
+     *  the rotation finds it stopped, waits until JFR closed it (its file whole) and reads
+     *  that file instead of racing JFR; no temporary file is left, neither of this recording
+     *  nor of the next one, discarded by close() without being written (docs/sdk/java-jfr-exit.md). */
+    @Test
+    void aRecordingStoppedByJfrItselfIsReadFromItsFile() throws Exception {
+        JfrSampler s = new JfrSampler(Set.of(), () -> -1);
+        s.start(20_000_000L);
+        TestSupport.sleep(0.5); // the busy thread is sampled
+        Recording r = running();
+        java.nio.file.Path file = r.getDestination();
+        assertTrue(java.nio.file.Files.exists(file), String.valueOf(file));
+        r.stop(); // as JFR's hook does: the destination is written, then the recording closed
+        assertEquals(jdk.jfr.RecordingState.CLOSED, r.getState());
+        JfrSampler.Chunk ch = s.rotate(20_000_000L, 64, 1000, 4L << 20, false);
+        assertTrue(ch.events > 0, "no events read from the file JFR wrote");
+        assertFalse(java.nio.file.Files.exists(file), "left: " + file);
+        Recording next = running();
+        java.nio.file.Path nextFile = next.getDestination();
+        s.close();
+        assertEquals(jdk.jfr.RecordingState.CLOSED, next.getState());
+        assertFalse(java.nio.file.Files.exists(nextFile), "left: " + nextFile);
+    }
 }
