@@ -40,7 +40,11 @@ final class Maintenance
             $deadline = microtime(true) + $this->limits->maintenanceBudgetS;
             $st = $this->spool->readState();
             $this->closeStale($st);
-            if (State::nowNs() >= $this->pollDue($st)) {
+            // One instant decides what is due: were the upload's own clock read later, a
+            // failure backoff ending in between would let it through without the poll that
+            // ends the backoff first (its 2xx then resets the backoff: polls at full rate).
+            $now = State::nowNs();
+            if ($now >= $this->pollDue($st)) {
                 $this->poll($st, $deadline);
                 // Any poll that brought no config (network, deadline, 5xx, other answers)
                 // backs the network off for every process; an invalid config does not.
@@ -51,7 +55,7 @@ final class Maintenance
                 }
             }
             $this->roll($st, $closeNow);
-            $this->upload($st, $deadline);
+            $this->upload($st, $now, $deadline);
             $st['next_due'] = $this->nextDue($st);
             $this->spool->writeState($st);
             $this->spool->writeGate(State::gate($st, $this->limits), $st['next_due']);
@@ -214,10 +218,10 @@ final class Maintenance
             'poll_error' => null]);
     }
 
-    /** Uploads the queue when the backoff allows; a 409 stops profiling. */
-    private function upload(array &$st, float $deadline): void
+    /** Uploads the queue when the backoff allows at $now (Unix ns: the run's instant, so
+     * that a failed poll's backoff holds the upload too); a 409 stops profiling. */
+    private function upload(array &$st, int $now, float $deadline): void
     {
-        $now = State::nowNs();
         if ($this->spool->queued() === [] || $now < (int)($st['retry_at'] ?? 0)
             || $now < (int)($st['backoff_until'] ?? 0)) {
             return;

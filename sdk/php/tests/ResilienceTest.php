@@ -122,6 +122,45 @@ PHP);
         $this->assertTrue(State::allows($st, State::config($st, $lim), State::nowNs()));
     }
 
+    /** An upload waits for a failure backoff that the run's poll found still holding: the
+     * run decides both at one instant. Before, the upload read the clock again after closing
+     * the interval; a backoff ending in between let it through, its 201 reset the failure
+     * count, and polls went back to full rate (the flake "2 is identical to 4" above, once in
+     * CI). Here closing the interval takes longer than the backoff has left. */
+    public function testAnUploadDoesNotPassABackoffThePollFoundHolding(): void
+    {
+        $poll = 0.2;
+        $lim = new Limits(pollIntervalMinS: $poll, defaultPollIntervalS: $poll, pollDeadlineS: 0.5,
+            maintenanceBudgetS: 5.0);
+        $params = ['service' => 'svc'];
+        $run = fn(bool $closeNow) => (new Maintenance(new Spool($this->dir . '/s', $lim), $lim,
+            new Http($this->fake->url, []), $params, null))->run($closeNow);
+        $this->fake->setConfig(['poll_interval_s' => $poll]);
+        $this->assertTrue($run(false));
+        $spool = new Spool($this->dir . '/s', $lim);
+        $this->assertNotNull($spool->readState()['interval_start'] ?? null);
+        $this->fake->setMode('status', ['code' => 503]); // polls fail, uploads would get 201
+        $stacks = [];
+        for ($i = 0; $i < 20_000; $i++) {
+            $stacks['index.php;app.php.handler;lib.php.f' . $i] = [1, 10_000_000];
+        }
+        $this->assertTrue($spool->append('cpu', 10_000_000, $stacks));
+        $polls = count($this->fake->polls());
+        $now = State::nowNs();
+        $spool->writeState(array_merge($spool->readState(), ['fails' => 2, 'valid_at' => $now,
+            'polled_at' => $now, 'backoff_until' => $now + 5_000_000]));
+        $t0 = hrtime(true);
+        $this->assertTrue($run(true));
+        $took = (hrtime(true) - $t0) / 1e6;
+        $st = $spool->readState();
+        $this->assertCount(1, $spool->queued(), 'the closed interval is queued, not sent');
+        $this->assertSame([], $this->fake->uploads(), sprintf('run took %.1f ms', $took));
+        // Normally no poll (the backoff held at the run's instant): fails stay 2. A run that
+        // started after the backoff ended polled, failed and backed off again: 3.
+        $polled = count($this->fake->polls()) - $polls;
+        $this->assertSame($polled === 0 ? 2 : 3, $st['fails'], "polled $polled");
+    }
+
     /** The reviewer's repro for wall mode: checkpoint()'s poll and uploads (1 s each here)
      * were charged to `...;RootTrace\Profiler::checkpoint;...;RootTrace\Http::read`. */
     public function testTheSdksOwnWaitsAreNotInTheWallProfile(): void
