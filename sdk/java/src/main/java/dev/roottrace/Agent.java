@@ -108,6 +108,7 @@ final class Agent {
     final Set<Thread> sdkThreads = SDK_THREADS;
     final List<Thread> threads = new ArrayList<>(); // poller, sampler, uploader
     volatile boolean stopping; // set once by stop()
+    volatile long stopDeadlineNs; // nanoTime by which stop() returns, set before stopping
     final Wake wake = new Wake();
     private final CountDownLatch samplerDone = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1); // counted down by stop()
@@ -280,6 +281,7 @@ final class Agent {
             timeoutS = limits.flushTimeoutS;
         }
         long deadline = System.nanoTime() + (long) (Math.min(timeoutS, limits.flushTimeoutS) * 1e9);
+        stopDeadlineNs = deadline; // before stopping: whoever sees stopping sees the deadline
         stopping = true;
         stopped.countDown();
         kickUploader();

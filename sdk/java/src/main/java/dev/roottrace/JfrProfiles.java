@@ -124,6 +124,9 @@ final class JfrProfiles {
             return;
         }
         JfrSampler r = jfr;
+        if (a.stopping) {
+            r.stopBy(a.stopDeadlineNs);
+        }
         if (keep) {
             rotate(a.control.config, false, JfrSampler.shuttingDown());
         }
@@ -135,6 +138,9 @@ final class JfrProfiles {
     /** Releases a recording still running (the sampler thread's end). */
     void close() {
         if (jfr != null) {
+            if (a.stopping) {
+                jfr.stopBy(a.stopDeadlineNs);
+            }
             jfr.close();
             jfr = null;
         }

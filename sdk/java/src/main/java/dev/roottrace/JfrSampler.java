@@ -71,6 +71,8 @@ class JfrSampler {
                           // an operator's JFR.stop with a filename changes that one)
     private Instant recFrom; // when its profile starts
     private long recPeriodNs; // its sampling period, ns
+    private volatile boolean hasStopDeadline; // stop() gave a deadline (stopDeadlineNs)
+    private volatile long stopDeadlineNs; // nanoTime by which stop() must return
 
     JfrSampler(Set<Thread> exclude, java.util.function.LongSupplier processCpu) {
         this.exclude = exclude;
@@ -119,7 +121,7 @@ class JfrSampler {
      * JFR's (a refused recording, a full disk); the recordings are then closed.
      * With {@code exiting} (the JVM is shutting down), the recording is left to JFR's own
      * shutdown hook, which stops it and writes it to its destination (dump on exit) before it
-     * removes JFR's repository: this waits, at most {@link #EXIT_WAIT_NS}, for the recording
+     * removes JFR's repository: this waits, until {@link #exitWaitUntil}, for the recording
      * to be closed, which JFR does only once the file is whole, and starts no next one.
      * Calling stop() or dump() then would race that hook: JFR would print errors on the
      * application's output and the profile would be lost. A rotation that finds the
@@ -215,9 +217,31 @@ class JfrSampler {
         deleteQuietly(file);
     }
 
-    /** Waits, at most {@link #EXIT_WAIT_NS}, for JFR to close r (its destination whole). */
-    private static void awaitClosed(Recording r) throws InterruptedException {
-        long until = System.nanoTime() + EXIT_WAIT_NS;
+    /** The deadline of the stop in progress (nanoTime): a wait at exit leaves half of what
+     *  is left of it to the upload (see {@link #exitWaitUntil}). */
+    void stopBy(long deadlineNs) {
+        stopDeadlineNs = deadlineNs;
+        hasStopDeadline = true;
+    }
+
+    /**
+     * When a wait at exit for JFR's hook ends (nanoTime): {@link #EXIT_WAIT_NS} after now, and
+     * with a stop deadline no later than halfway to it, so that the upload keeps the other
+     * half. An application's hook calling {@code RootTrace.stop(Duration.ofSeconds(1))} waits
+     * 0.5 s, not 2 s past its own deadline; the SDK's hook (5 s) still waits 2 s. A deadline
+     * passed already: no wait.
+     */
+    static long exitWaitUntil(long now, boolean hasDeadline, long deadlineNs) {
+        long wait = EXIT_WAIT_NS;
+        if (hasDeadline) {
+            wait = Math.min(wait, Math.max(0, (deadlineNs - now) / 2));
+        }
+        return now + wait;
+    }
+
+    /** Waits, until {@link #exitWaitUntil}, for JFR to close r (its destination whole). */
+    private void awaitClosed(Recording r) throws InterruptedException {
+        long until = exitWaitUntil(System.nanoTime(), hasStopDeadline, stopDeadlineNs);
         while (r.getState() != RecordingState.CLOSED && System.nanoTime() - until < 0) {
             Thread.sleep(10);
         }

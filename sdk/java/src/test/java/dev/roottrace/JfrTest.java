@@ -357,6 +357,21 @@ class JfrTest {
      *  the rotation finds it stopped, waits until JFR closed it (its file whole) and reads
      *  that file instead of racing JFR; no temporary file is left, neither of this recording
      *  nor of the next one, discarded by close() without being written (docs/sdk/java-jfr-exit.md). */
+    /** The wait at exit for JFR's hook (docs/sdk/java-jfr-exit.md §7, item 3): 2 s, and no
+     *  later than halfway to the stop's deadline, so that an application's hook calling
+     *  stop(1 s) leaves the upload half of it; nanoTime's wrap-around included. */
+    @Test
+    void theWaitAtExitLeavesHalfOfTheStopsDeadlineToTheUpload() {
+        long s = 1_000_000_000L, now = 123 * s;
+        assertEquals(now + 2 * s, JfrSampler.exitWaitUntil(now, false, 0));
+        assertEquals(now + 2 * s, JfrSampler.exitWaitUntil(now, true, now + 5 * s));
+        assertEquals(now + s / 2, JfrSampler.exitWaitUntil(now, true, now + s));
+        assertEquals(now, JfrSampler.exitWaitUntil(now, true, now - s));
+        long late = Long.MAX_VALUE - 100; // the deadline wraps around to a negative nanoTime
+        assertEquals(late + s / 2, JfrSampler.exitWaitUntil(late, true, late + s));
+        assertEquals(2 * s, JfrSampler.EXIT_WAIT_NS);
+    }
+
     @Test
     void aRecordingStoppedByJfrItselfIsReadFromItsFile() throws Exception {
         JfrSampler s = new JfrSampler(Set.of(), () -> -1);
