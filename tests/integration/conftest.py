@@ -89,23 +89,43 @@ class Server:
         self.log_path = os.path.join(os.path.dirname(self.data_dir), "server.log")
 
     def start(self):
-        self.port = free_port()
+        """Starts the server on a free port and waits until it answers /healthz. The port is
+        free when chosen, not when the server binds it: another process (the conformance
+        suite runs two passes at once) may take it in between. A server that could not
+        listen is started again on another port, and a 200 counts only once this server
+        logged that it listens, so that a test never talks to someone else's server."""
         self.log = open(self.log_path, "ab")
-        self.log_start = self.log.tell()
-        self.proc = subprocess.Popen(
-            [BIN, "serve", *(["--data", self.data_dir, "--store", self.store] if self.store
-                             else store_args(self.data_dir)),
-             "--listen", f"127.0.0.1:{self.port}",
-             *self.extra_args], stdout=self.log, stderr=self.log,
-            env={**os.environ, "ROOTTRACE_BOOTSTRAP_TOKEN": ADMIN_TOKEN})
+        for _ in range(3):
+            self.port = free_port()
+            self.log_start = self.log.tell()
+            self.proc = subprocess.Popen(
+                [BIN, "serve", *(["--data", self.data_dir, "--store", self.store] if self.store
+                                 else store_args(self.data_dir)),
+                 "--listen", f"127.0.0.1:{self.port}",
+                 *self.extra_args], stdout=self.log, stderr=self.log,
+                env={**os.environ, "ROOTTRACE_BOOTSTRAP_TOKEN": ADMIN_TOKEN})
+            if self._await_healthy():
+                return self
+        raise RuntimeError("server could not listen on three free ports in turn")
+
+    def _logged(self, text):
+        with open(self.log_path, "rb") as f:
+            f.seek(self.log_start)
+            return text.encode() in f.read()
+
+    def _await_healthy(self):
+        """True once healthy; False when it could not listen (the port was taken)."""
+        listening = f"listening on 127.0.0.1:{self.port} "
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                if self.get("/healthz").status == 200:
-                    return self
+                if self.get("/healthz").status == 200 and self._logged(listening):
+                    return True
             except OSError:
                 pass
             if self.proc.poll() is not None:
+                if self._logged("cannot listen on"):
+                    return False
                 raise RuntimeError(f"server exited with {self.proc.returncode}")
             time.sleep(0.05)
         raise RuntimeError("server did not become healthy")

@@ -3,6 +3,7 @@ matrix (every route of the server's route table x every kind of principal), toke
 request limits, response headers and CORS, CSRF and cookie flags, the default loopback
 binding and the data directory's permissions."""
 import base64
+import fcntl
 import gzip
 import hashlib
 import http.client
@@ -11,6 +12,7 @@ import re
 import secrets
 import socket
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -576,8 +578,15 @@ def listening_sockets(pid):
 def test_serve_listens_on_loopback_by_default(tmp_path):
     """`roottrace serve` without --listen: 127.0.0.1:4040 (cmd_serve.c), nothing else. The
     port is fixed, so when another process holds 4040 the refusal's message shows the
-    default address instead."""
+    default address instead. The conformance suite runs two passes at once: they take turns
+    (a lock file) rather than refuse each other."""
     log = tmp_path / "serve.log"
+    with open(os.path.join(tempfile.gettempdir(), "roottrace-test-port-4040.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _serve_on_the_default_address(tmp_path, log)
+
+
+def _serve_on_the_default_address(tmp_path, log):
     with open(log, "wb") as f:
         p = subprocess.Popen([BIN, "serve", *store_args(tmp_path / "data")], stdout=f,
                              stderr=f, env={**os.environ,
