@@ -8,7 +8,9 @@ package dev.roottrace;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,6 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import jdk.jfr.FlightRecorder;
 import jdk.jfr.Recording;
@@ -104,7 +107,9 @@ class JfrSampler {
         return rec != null ? recPeriodNs : 0;
     }
 
-    /** Starts the first recording, sampling every {@code periodNs}. */
+    /** Starts the first recording, sampling every {@code periodNs}. The first start in this
+     *  JVM also removes the stale files of JVMs killed before their hooks ran
+     *  ({@link #sweepStale}). */
     void start(long periodNs) throws Exception {
         cpuKnown = threads.isThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled();
         readThreadCpu(); // the baseline: CPU before profiling is not counted
@@ -112,6 +117,41 @@ class JfrSampler {
         recFile = rec.getDestination();
         recFrom = Instant.now();
         recPeriodNs = periodNs;
+        if (SWEPT.compareAndSet(false, true) && recFile.getParent() != null) {
+            sweepStale(recFile.getParent(), recFrom.minus(STALE_FILE_AGE));
+        }
+    }
+
+    /** A recording's file older than this is no live JVM's: each rotates its file every
+     *  upload interval (at most 300 s). Such files are left by a JVM killed with -9. */
+    static final Duration STALE_FILE_AGE = Duration.ofHours(1);
+    private static final AtomicBoolean SWEPT = new AtomicBoolean();
+
+    /**
+     * Deletes the SDK's recording files ({@code roottrace-*.jfr}, regular files, links not
+     * followed) in {@code dir} last modified before {@code before}; another user's, which a
+     * shared temporary directory keeps from us, are left. Returns how many were deleted.
+     * Never throws.
+     */
+    static int sweepStale(Path dir, Instant before) {
+        int n = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "roottrace-*.jfr")) {
+            for (Path f : files) {
+                try {
+                    if (Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)
+                            && Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS)
+                                    .toInstant().isBefore(before)
+                            && Files.deleteIfExists(f)) {
+                        n++;
+                    }
+                } catch (Exception e) {
+                    // another user's, or gone meanwhile
+                }
+            }
+        } catch (Exception e) {
+            // an unreadable directory: nothing to sweep
+        }
+        return n;
     }
 
     /**

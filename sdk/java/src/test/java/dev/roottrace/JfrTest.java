@@ -11,12 +11,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 import jdk.jfr.Recording;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -357,6 +365,41 @@ class JfrTest {
      *  the rotation finds it stopped, waits until JFR closed it (its file whole) and reads
      *  that file instead of racing JFR; no temporary file is left, neither of this recording
      *  nor of the next one, discarded by close() without being written (docs/sdk/java-jfr-exit.md). */
+    /** A JVM killed with -9 leaves its empty recording file: the next JVM's first start
+     *  deletes the SDK's files older than an hour, and nothing else (a live JVM's file is
+     *  at most an upload interval old; other names, and links, are not touched). */
+    @Test
+    void staleRecordingFilesOfKilledJvmsAreSwept() throws Exception {
+        Path dir = Files.createTempDirectory("rt-sweep");
+        try {
+            Instant now = Instant.now();
+            FileTime old = FileTime.from(now.minus(Duration.ofHours(2)));
+            Path stale = Files.createFile(dir.resolve("roottrace-1.jfr"));
+            Path live = Files.createFile(dir.resolve("roottrace-2.jfr"));
+            Path other = Files.createFile(dir.resolve("app-3.jfr"));
+            Path target = Files.createFile(dir.resolve("target.jfr"));
+            Path link = Files.createSymbolicLink(dir.resolve("roottrace-4.jfr"), target);
+            for (Path f : List.of(stale, other, target)) {
+                Files.setLastModifiedTime(f, old);
+            }
+            Files.getFileAttributeView(link, BasicFileAttributeView.class,
+                    LinkOption.NOFOLLOW_LINKS).setTimes(old, null, null);
+            assertEquals(1, JfrSampler.sweepStale(dir, now.minus(JfrSampler.STALE_FILE_AGE)));
+            assertFalse(Files.exists(stale));
+            for (Path f : List.of(live, other, target, link)) {
+                assertTrue(Files.exists(f, LinkOption.NOFOLLOW_LINKS), f.toString());
+            }
+            assertEquals(0, JfrSampler.sweepStale(dir.resolve("missing"), now)); // never throws
+        } finally {
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path f : (Iterable<Path>) files::iterator) {
+                    Files.delete(f);
+                }
+            }
+            Files.delete(dir);
+        }
+    }
+
     /** The wait at exit for JFR's hook (docs/sdk/java-jfr-exit.md §7, item 3): 2 s, and no
      *  later than halfway to the stop's deadline, so that an application's hook calling
      *  stop(1 s) leaves the upload half of it; nanoTime's wrap-around included. */
