@@ -21,8 +21,11 @@ cd "$(dirname "$0")/.."
 run_engine() {
     local engine=$1 rc=0 dir urls url tests start stop
     shift
-    dir=$(mktemp -d /tmp/roottrace-$engine-test.XXXXXX)
-    rmdir "$dir"
+    dir=${ENGINE_DIR:-}
+    if [ -z "$dir" ]; then
+        dir=$(mktemp -d /tmp/roottrace-$engine-test.XXXXXX) || return 1
+        rmdir "$dir"
+    fi
     start=$engine stop=$engine
     [ "$engine" = cluster ] && start=ch-cluster stop=ch-cluster
     if ! urls=$(ZK_TICK_MS=250 scripts/$start.sh start "$dir"); then
@@ -54,12 +57,32 @@ run_engine() {
 # chDB's pass is the longest (its engine answers each statement in a single Python process,
 # ~7 ms on average) and uses about one core: it runs beside the other two, which run one
 # after the other, its output printed once they are done (CH_SERIAL=1: all in turn).
+# A process and its descendants (a background job keeps no process group of its own here).
+kill_tree() {
+    local c
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        kill_tree "$c"
+    done
+    kill "$1" 2>/dev/null
+}
+
+# Interrupted (Ctrl-C, a CI cancel): the side pass, its chDB front and servers stop too.
+stop_side() {
+    [ -n "${side_pid:-}" ] || return 0
+    kill_tree "$side_pid"
+    scripts/chdb.sh stop "$side_dir" > /dev/null 2>&1
+    rm -f "$side"
+}
+
 rc=0
 engines=${CH_ENGINES:-clickhouse chdb cluster}
-side=
+side= side_pid= side_dir=
 if [ -z "${CH_SERIAL:-}" ] && [[ " $engines " == *" chdb "* ]] && [ "$engines" != chdb ]; then
-    side=$(mktemp /tmp/roottrace-chdb-pass.XXXXXX)
-    run_engine chdb "$@" > "$side" 2>&1 &
+    side=$(mktemp /tmp/roottrace-chdb-pass.XXXXXX) || exit 1
+    side_dir=$(mktemp -d /tmp/roottrace-chdb-test.XXXXXX) || exit 1
+    rmdir "$side_dir"
+    trap 'stop_side; exit 130' INT TERM
+    ENGINE_DIR=$side_dir run_engine chdb "$@" > "$side" 2>&1 &
     side_pid=$!
     engines=$(echo " $engines " | sed 's/ chdb / /')
     echo "== chDB's pass runs beside the others (pid $side_pid); its output follows theirs"
@@ -69,6 +92,7 @@ for engine in $engines; do
 done
 if [ -n "$side" ]; then
     wait "$side_pid" || rc=1
+    side_pid=
     echo "== chDB's pass (ran beside the others):"
     cat "$side"
     rm -f "$side"

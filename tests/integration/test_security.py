@@ -581,7 +581,8 @@ def test_serve_listens_on_loopback_by_default(tmp_path):
     default address instead. The conformance suite runs two passes at once: they take turns
     (a lock file) rather than refuse each other."""
     log = tmp_path / "serve.log"
-    with open(os.path.join(tempfile.gettempdir(), "roottrace-test-port-4040.lock"), "w") as lock:
+    with open(os.path.join(tempfile.gettempdir(),
+                           f"roottrace-test-port-4040-{os.getuid()}.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _serve_on_the_default_address(tmp_path, log)
 

@@ -147,8 +147,9 @@ PHP);
         $this->assertTrue($spool->append('cpu', 10_000_000, $stacks));
         $polls = count($this->fake->polls());
         $now = State::nowNs();
+        // As a failed poll leaves it: the backoff, not the poll period, makes the poll due.
         $spool->writeState(array_merge($spool->readState(), ['fails' => 2, 'valid_at' => $now,
-            'polled_at' => $now, 'backoff_until' => $now + 5_000_000]));
+            'polled_at' => $now - (int)($poll * 1e9), 'backoff_until' => $now + 5_000_000]));
         $t0 = hrtime(true);
         $this->assertTrue($run(true));
         $took = (hrtime(true) - $t0) / 1e6;

@@ -108,7 +108,8 @@ final class Agent {
     final Set<Thread> sdkThreads = SDK_THREADS;
     final List<Thread> threads = new ArrayList<>(); // poller, sampler, uploader
     volatile boolean stopping; // set once by stop()
-    volatile long stopDeadlineNs; // nanoTime by which stop() returns, set before stopping
+    volatile long stopHalfwayNs; // nanoTime halfway from stop()'s call to its deadline, set
+                                 // before stopping (JfrSampler.exitWaitUntil)
     final Wake wake = new Wake();
     private final CountDownLatch samplerDone = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1); // counted down by stop()
@@ -280,8 +281,9 @@ final class Agent {
         if (!(timeoutS >= 0)) {
             timeoutS = limits.flushTimeoutS;
         }
-        long deadline = System.nanoTime() + (long) (Math.min(timeoutS, limits.flushTimeoutS) * 1e9);
-        stopDeadlineNs = deadline; // before stopping: whoever sees stopping sees the deadline
+        long called = System.nanoTime();
+        long deadline = called + (long) (Math.min(timeoutS, limits.flushTimeoutS) * 1e9);
+        stopHalfwayNs = called + (deadline - called) / 2; // before stopping: seen with it
         stopping = true;
         stopped.countDown();
         kickUploader();

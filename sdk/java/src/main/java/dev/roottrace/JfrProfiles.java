@@ -3,6 +3,7 @@
 // each upload interval; when JFR fails, wall takes over and JFR is tried again later.
 package dev.roottrace;
 
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Supplier;
@@ -59,6 +60,8 @@ final class JfrProfiles {
             try {
                 java.util.function.Function<Set<Thread>, JfrSampler> f = a.jfrFactory;
                 jfr = f != null ? f.apply(a.sdkThreads) : new JfrSampler(a.sdkThreads, a::processCpuNs);
+                jfr.boundWaitsBy(() -> a.stopping ? OptionalLong.of(a.stopHalfwayNs)
+                        : OptionalLong.empty());
                 jfr.start(periodNs);
             } catch (Throwable e) {
                 failed(e);
@@ -124,9 +127,6 @@ final class JfrProfiles {
             return;
         }
         JfrSampler r = jfr;
-        if (a.stopping) {
-            r.stopBy(a.stopDeadlineNs);
-        }
         if (keep) {
             rotate(a.control.config, false, JfrSampler.shuttingDown());
         }
@@ -138,9 +138,6 @@ final class JfrProfiles {
     /** Releases a recording still running (the sampler thread's end). */
     void close() {
         if (jfr != null) {
-            if (a.stopping) {
-                jfr.stopBy(a.stopDeadlineNs);
-            }
             jfr.close();
             jfr = null;
         }

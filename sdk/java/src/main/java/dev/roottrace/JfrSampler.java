@@ -17,8 +17,12 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import jdk.jfr.FlightRecorder;
 import jdk.jfr.Recording;
@@ -74,8 +78,9 @@ class JfrSampler {
                           // an operator's JFR.stop with a filename changes that one)
     private Instant recFrom; // when its profile starts
     private long recPeriodNs; // its sampling period, ns
-    private volatile boolean hasStopDeadline; // stop() gave a deadline (stopDeadlineNs)
-    private volatile long stopDeadlineNs; // nanoTime by which stop() must return
+    /** The latest end of a wait at exit (nanoTime), when a stop() is in progress: read on
+     *  each pass of the wait, so that a stop() that begins during one bounds it too. */
+    private volatile Supplier<OptionalLong> waitBound = OptionalLong::empty;
 
     JfrSampler(Set<Thread> exclude, java.util.function.LongSupplier processCpu) {
         this.exclude = exclude;
@@ -122,23 +127,39 @@ class JfrSampler {
         }
     }
 
-    /** A recording's file older than this is no live JVM's: each rotates its file every
-     *  upload interval (at most 300 s). Such files are left by a JVM killed with -9. */
+    /** A file left by a process that is gone is deleted once it is this old: in a shared
+     *  temporary directory, a JVM in another pid namespace looks gone, and its file is at
+     *  most an upload interval old (each rotation makes a new one, every ≤ 300 s). */
     static final Duration STALE_FILE_AGE = Duration.ofHours(1);
     private static final AtomicBoolean SWEPT = new AtomicBoolean();
+    private static final long PID = ProcessHandle.current().pid();
+    private static final Pattern NAME = Pattern.compile("roottrace-([0-9]{1,18})-[0-9]+\\.jfr");
+
+    /** A new temporary file for a recording: {@code roottrace-<pid>-<digits>.jfr} in the
+     *  temporary directory (the pid tells {@link #sweepStale} whose it is). */
+    static Path newFile() throws java.io.IOException {
+        return Files.createTempFile("roottrace-" + PID + "-", ".jfr");
+    }
 
     /**
-     * Deletes the SDK's recording files ({@code roottrace-*.jfr}, regular files, links not
-     * followed) in {@code dir} last modified before {@code before}; another user's, which a
-     * shared temporary directory keeps from us, are left. Returns how many were deleted.
-     * Never throws.
+     * Deletes the SDK's recording files in {@code dir} ({@link #newFile}'s names, regular
+     * files, links not followed) of processes that are gone, last modified before
+     * {@code before}. A live process's file is kept however old (a suspended JVM's: JFR
+     * would not create it again at the next rotation), and so are another user's, which a
+     * shared temporary directory keeps from us. Returns how many were deleted. Never throws.
      */
     static int sweepStale(Path dir, Instant before) {
         int n = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "roottrace-*.jfr")) {
             for (Path f : files) {
                 try {
-                    if (Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)
+                    Matcher m = NAME.matcher(f.getFileName().toString());
+                    if (!m.matches()) {
+                        continue;
+                    }
+                    long pid = Long.parseLong(m.group(1));
+                    if (pid != PID && !ProcessHandle.of(pid).isPresent()
+                            && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)
                             && Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS)
                                     .toInstant().isBefore(before)
                             && Files.deleteIfExists(f)) {
@@ -257,32 +278,34 @@ class JfrSampler {
         deleteQuietly(file);
     }
 
-    /** The deadline of the stop in progress (nanoTime): a wait at exit leaves half of what
-     *  is left of it to the upload (see {@link #exitWaitUntil}). */
-    void stopBy(long deadlineNs) {
-        stopDeadlineNs = deadlineNs;
-        hasStopDeadline = true;
+    /** What bounds a wait at exit besides {@link #EXIT_WAIT_NS}: halfway from the call of
+     *  the stop() in progress to its deadline (nanoTime), or empty while none is. */
+    void boundWaitsBy(Supplier<OptionalLong> bound) {
+        waitBound = bound;
     }
 
     /**
-     * When a wait at exit for JFR's hook ends (nanoTime): {@link #EXIT_WAIT_NS} after now, and
-     * with a stop deadline no later than halfway to it, so that the upload keeps the other
+     * When a wait at exit for JFR's hook, begun at {@code start}, ends (nanoTime):
+     * {@link #EXIT_WAIT_NS} after its start, and no later than {@code bound}, halfway from
+     * the call of the stop() in progress to its deadline, so that the upload keeps the other
      * half. An application's hook calling {@code RootTrace.stop(Duration.ofSeconds(1))} waits
-     * 0.5 s, not 2 s past its own deadline; the SDK's hook (5 s) still waits 2 s. A deadline
-     * passed already: no wait.
+     * until 0.5 s after its call, not 2 s past its own deadline, and the waits of one exit
+     * (a rotation, then the next recording's close) all end by then; the SDK's hook (5 s)
+     * still waits 2 s.
      */
-    static long exitWaitUntil(long now, boolean hasDeadline, long deadlineNs) {
-        long wait = EXIT_WAIT_NS;
-        if (hasDeadline) {
-            wait = Math.min(wait, Math.max(0, (deadlineNs - now) / 2));
+    static long exitWaitUntil(long start, OptionalLong bound) {
+        long until = start + EXIT_WAIT_NS;
+        if (bound.isPresent() && bound.getAsLong() - until < 0) {
+            until = bound.getAsLong();
         }
-        return now + wait;
+        return until;
     }
 
     /** Waits, until {@link #exitWaitUntil}, for JFR to close r (its destination whole). */
     private void awaitClosed(Recording r) throws InterruptedException {
-        long until = exitWaitUntil(System.nanoTime(), hasStopDeadline, stopDeadlineNs);
-        while (r.getState() != RecordingState.CLOSED && System.nanoTime() - until < 0) {
+        long start = System.nanoTime();
+        while (r.getState() != RecordingState.CLOSED
+                && System.nanoTime() - exitWaitUntil(start, waitBound.get()) < 0) {
             Thread.sleep(10);
         }
     }
@@ -333,7 +356,7 @@ class JfrSampler {
      *  JFR writes when the recording stops (ours, or JFR's hook at exit: dump on exit).
      *  Overridden by tests to fail. */
     Recording open(long periodNs) throws Exception {
-        Path file = Files.createTempFile("roottrace-", ".jfr");
+        Path file = newFile();
         Recording r = new Recording();
         try {
             r.setName("roottrace");

@@ -21,6 +21,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -361,34 +362,41 @@ class JfrTest {
         return rs.get(0);
     }
 
-    /** JFR stopped the recording itself, as its shutdown hook does at exit (dump on exit):
-     *  the rotation finds it stopped, waits until JFR closed it (its file whole) and reads
-     *  that file instead of racing JFR; no temporary file is left, neither of this recording
-     *  nor of the next one, discarded by close() without being written (docs/sdk/java-jfr-exit.md). */
     /** A JVM killed with -9 leaves its empty recording file: the next JVM's first start
-     *  deletes the SDK's files older than an hour, and nothing else (a live JVM's file is
-     *  at most an upload interval old; other names, and links, are not touched). */
+     *  deletes the SDK's files of processes that are gone and last modified over an hour ago,
+     *  and nothing else: not a live process's file however old (a suspended JVM's), not a
+     *  recent one, not another name (the SDK's names before stop 60 had no pid), not a link. */
     @Test
     void staleRecordingFilesOfKilledJvmsAreSwept() throws Exception {
         Path dir = Files.createTempDirectory("rt-sweep");
         try {
+            Process p = new ProcessBuilder("true").start();
+            p.waitFor();
+            long gone = p.pid(), mine = ProcessHandle.current().pid();
+            assertFalse(ProcessHandle.of(gone).isPresent());
             Instant now = Instant.now();
             FileTime old = FileTime.from(now.minus(Duration.ofHours(2)));
-            Path stale = Files.createFile(dir.resolve("roottrace-1.jfr"));
-            Path live = Files.createFile(dir.resolve("roottrace-2.jfr"));
-            Path other = Files.createFile(dir.resolve("app-3.jfr"));
+            Path stale = Files.createFile(dir.resolve("roottrace-" + gone + "-1.jfr"));
+            Path recent = Files.createFile(dir.resolve("roottrace-" + gone + "-2.jfr"));
+            Path alive = Files.createFile(dir.resolve("roottrace-" + mine + "-3.jfr"));
+            Path noPid = Files.createFile(dir.resolve("roottrace-4.jfr"));
+            Path other = Files.createFile(dir.resolve("app-" + gone + "-5.jfr"));
             Path target = Files.createFile(dir.resolve("target.jfr"));
-            Path link = Files.createSymbolicLink(dir.resolve("roottrace-4.jfr"), target);
-            for (Path f : List.of(stale, other, target)) {
+            Path link = Files.createSymbolicLink(dir.resolve("roottrace-" + gone + "-6.jfr"), target);
+            for (Path f : List.of(stale, alive, noPid, other, target)) {
                 Files.setLastModifiedTime(f, old);
             }
             Files.getFileAttributeView(link, BasicFileAttributeView.class,
                     LinkOption.NOFOLLOW_LINKS).setTimes(old, null, null);
             assertEquals(1, JfrSampler.sweepStale(dir, now.minus(JfrSampler.STALE_FILE_AGE)));
             assertFalse(Files.exists(stale));
-            for (Path f : List.of(live, other, target, link)) {
+            for (Path f : List.of(recent, alive, noPid, other, target, link)) {
                 assertTrue(Files.exists(f, LinkOption.NOFOLLOW_LINKS), f.toString());
             }
+            Path made = JfrSampler.newFile(); // the names open() gives: the pid, then digits
+            Files.delete(made);
+            assertTrue(made.getFileName().toString().matches("roottrace-" + mine + "-[0-9]+\\.jfr"),
+                    made.toString());
             assertEquals(0, JfrSampler.sweepStale(dir.resolve("missing"), now)); // never throws
         } finally {
             try (Stream<Path> files = Files.list(dir)) {
@@ -400,21 +408,26 @@ class JfrTest {
         }
     }
 
-    /** The wait at exit for JFR's hook (docs/sdk/java-jfr-exit.md §7, item 3): 2 s, and no
-     *  later than halfway to the stop's deadline, so that an application's hook calling
-     *  stop(1 s) leaves the upload half of it; nanoTime's wrap-around included. */
+    /** The wait at exit for JFR's hook (docs/sdk/java-jfr-exit.md §7, item 3): 2 s after it
+     *  began, and no later than halfway from the stop()'s call to its deadline, so that an
+     *  application's hook calling stop(1 s) leaves the upload half of it; nanoTime's
+     *  wrap-around included. */
     @Test
     void theWaitAtExitLeavesHalfOfTheStopsDeadlineToTheUpload() {
         long s = 1_000_000_000L, now = 123 * s;
-        assertEquals(now + 2 * s, JfrSampler.exitWaitUntil(now, false, 0));
-        assertEquals(now + 2 * s, JfrSampler.exitWaitUntil(now, true, now + 5 * s));
-        assertEquals(now + s / 2, JfrSampler.exitWaitUntil(now, true, now + s));
-        assertEquals(now, JfrSampler.exitWaitUntil(now, true, now - s));
-        long late = Long.MAX_VALUE - 100; // the deadline wraps around to a negative nanoTime
-        assertEquals(late + s / 2, JfrSampler.exitWaitUntil(late, true, late + s));
+        assertEquals(now + 2 * s, JfrSampler.exitWaitUntil(now, OptionalLong.empty()));
+        assertEquals(now + 2 * s, JfrSampler.exitWaitUntil(now, OptionalLong.of(now + 5 * s / 2)));
+        assertEquals(now + s / 2, JfrSampler.exitWaitUntil(now, OptionalLong.of(now + s / 2)));
+        assertEquals(now - s, JfrSampler.exitWaitUntil(now, OptionalLong.of(now - s))); // over
+        long late = Long.MAX_VALUE - 100; // the bound wraps around to a negative nanoTime
+        assertEquals(late + s / 2, JfrSampler.exitWaitUntil(late, OptionalLong.of(late + s / 2)));
         assertEquals(2 * s, JfrSampler.EXIT_WAIT_NS);
     }
 
+    /** JFR stopped the recording itself, as its shutdown hook does at exit (dump on exit):
+     *  the rotation finds it stopped, waits until JFR closed it (its file whole) and reads
+     *  that file instead of racing JFR; no temporary file is left, neither of this recording
+     *  nor of the next one, discarded by close() without being written (docs/sdk/java-jfr-exit.md). */
     @Test
     void aRecordingStoppedByJfrItselfIsReadFromItsFile() throws Exception {
         JfrSampler s = new JfrSampler(Set.of(), () -> -1);
