@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 run_engine() {
     local engine=$1 rc=0 dir urls url tests start stop
     shift
-    dir=${ENGINE_DIR:-}
+    dir=${RT_CH_SIDE_DIR:-}
     if [ -z "$dir" ]; then
         dir=$(mktemp -d /tmp/roottrace-$engine-test.XXXXXX) || return 1
         rmdir "$dir"
@@ -81,8 +81,9 @@ if [ -z "${CH_SERIAL:-}" ] && [[ " $engines " == *" chdb "* ]] && [ "$engines" !
     side=$(mktemp /tmp/roottrace-chdb-pass.XXXXXX) || exit 1
     side_dir=$(mktemp -d /tmp/roottrace-chdb-test.XXXXXX) || exit 1
     rmdir "$side_dir"
-    trap 'stop_side; exit 130' INT TERM
-    ENGINE_DIR=$side_dir run_engine chdb "$@" > "$side" 2>&1 &
+    trap 'stop_side; exit 130' INT
+    trap 'stop_side; exit 143' TERM # bash runs it once the command in the foreground ends
+    RT_CH_SIDE_DIR=$side_dir run_engine chdb "$@" > "$side" 2>&1 &
     side_pid=$!
     engines=$(echo " $engines " | sed 's/ chdb / /')
     echo "== chDB's pass runs beside the others (pid $side_pid); its output follows theirs"

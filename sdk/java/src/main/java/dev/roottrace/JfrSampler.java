@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -131,6 +132,9 @@ class JfrSampler {
      *  temporary directory, a JVM in another pid namespace looks gone, and its file is at
      *  most an upload interval old (each rotation makes a new one, every ≤ 300 s). */
     static final Duration STALE_FILE_AGE = Duration.ofHours(1);
+    /** How far a process's start time may be off (Linux derives it from the boot time, to
+     *  the second) when it is compared with a file's modification time. */
+    static final Duration START_SLACK = Duration.ofSeconds(5);
     private static final AtomicBoolean SWEPT = new AtomicBoolean();
     private static final long PID = ProcessHandle.current().pid();
     private static final Pattern NAME = Pattern.compile("roottrace-([0-9]{1,18})-[0-9]+\\.jfr");
@@ -143,8 +147,8 @@ class JfrSampler {
 
     /**
      * Deletes the SDK's recording files in {@code dir} ({@link #newFile}'s names, regular
-     * files, links not followed) of processes that are gone, last modified before
-     * {@code before}. A live process's file is kept however old (a suspended JVM's: JFR
+     * files, links not followed) last modified before {@code before} whose process is gone
+     * ({@link #ownerAlive}). A live owner's file is kept however old (a suspended JVM's: JFR
      * would not create it again at the next rotation), and so are another user's, which a
      * shared temporary directory keeps from us. Returns how many were deleted. Never throws.
      */
@@ -154,14 +158,13 @@ class JfrSampler {
             for (Path f : files) {
                 try {
                     Matcher m = NAME.matcher(f.getFileName().toString());
-                    if (!m.matches()) {
+                    if (!m.matches() || !Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
                         continue;
                     }
-                    long pid = Long.parseLong(m.group(1));
-                    if (pid != PID && !ProcessHandle.of(pid).isPresent()
-                            && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)
-                            && Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS)
-                                    .toInstant().isBefore(before)
+                    Instant modified = Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS)
+                            .toInstant();
+                    if (modified.isBefore(before)
+                            && !ownerAlive(Long.parseLong(m.group(1)), modified)
                             && Files.deleteIfExists(f)) {
                         n++;
                     }
@@ -173,6 +176,20 @@ class JfrSampler {
             // an unreadable directory: nothing to sweep
         }
         return n;
+    }
+
+    /** Whether the process that wrote a file named with {@code pid}, last modified at
+     *  {@code modified}, may still run: a process has that pid and started before then
+     *  (within {@link #START_SLACK}), or its start is unknown. A process that started later
+     *  has the pid again: a container's JVM restarted after a kill -9 is pid 1 again, as
+     *  its predecessor was, and this JVM itself is such a process for its predecessor. */
+    static boolean ownerAlive(long pid, Instant modified) {
+        Optional<ProcessHandle> h = ProcessHandle.of(pid);
+        if (!h.isPresent()) {
+            return false;
+        }
+        Optional<Instant> start = h.get().info().startInstant();
+        return !start.isPresent() || !start.get().isAfter(modified.plus(START_SLACK));
     }
 
     /**

@@ -363,9 +363,11 @@ class JfrTest {
     }
 
     /** A JVM killed with -9 leaves its empty recording file: the next JVM's first start
-     *  deletes the SDK's files of processes that are gone and last modified over an hour ago,
-     *  and nothing else: not a live process's file however old (a suspended JVM's), not a
-     *  recent one, not another name (the SDK's names before stop 60 had no pid), not a link. */
+     *  deletes the SDK's files over an hour old whose process is gone, and nothing else: not
+     *  a live process's file however old (a suspended JVM's), not a recent one, not another
+     *  name (the SDK's names before stop 60 had no pid), not a link. A pid in use again by a
+     *  process that started after the file was written (a container's JVM, pid 1 again after
+     *  a kill -9) does not keep its predecessor's file. */
     @Test
     void staleRecordingFilesOfKilledJvmsAreSwept() throws Exception {
         Path dir = Files.createTempDirectory("rt-sweep");
@@ -375,22 +377,33 @@ class JfrTest {
             long gone = p.pid(), mine = ProcessHandle.current().pid();
             assertFalse(ProcessHandle.of(gone).isPresent());
             Instant now = Instant.now();
+            Instant started = ProcessHandle.current().info().startInstant().orElseThrow();
             FileTime old = FileTime.from(now.minus(Duration.ofHours(2)));
             Path stale = Files.createFile(dir.resolve("roottrace-" + gone + "-1.jfr"));
             Path recent = Files.createFile(dir.resolve("roottrace-" + gone + "-2.jfr"));
             Path alive = Files.createFile(dir.resolve("roottrace-" + mine + "-3.jfr"));
-            Path noPid = Files.createFile(dir.resolve("roottrace-4.jfr"));
-            Path other = Files.createFile(dir.resolve("app-" + gone + "-5.jfr"));
+            Path reused = Files.createFile(dir.resolve("roottrace-" + mine + "-4.jfr"));
+            Path noPid = Files.createFile(dir.resolve("roottrace-5.jfr"));
+            Path other = Files.createFile(dir.resolve("app-" + gone + "-6.jfr"));
             Path target = Files.createFile(dir.resolve("target.jfr"));
-            Path link = Files.createSymbolicLink(dir.resolve("roottrace-" + gone + "-6.jfr"), target);
-            for (Path f : List.of(stale, alive, noPid, other, target)) {
+            Path link = Files.createSymbolicLink(dir.resolve("roottrace-" + gone + "-7.jfr"), target);
+            for (Path f : List.of(stale, noPid, other, target)) {
                 Files.setLastModifiedTime(f, old);
             }
+            Files.setLastModifiedTime(recent, FileTime.from(now.minus(Duration.ofMinutes(10))));
+            // written by this JVM (after its start), and by a predecessor with this pid
+            Files.setLastModifiedTime(alive, FileTime.from(now));
+            Files.setLastModifiedTime(reused, FileTime.from(started.minus(Duration.ofMinutes(1))));
             Files.getFileAttributeView(link, BasicFileAttributeView.class,
                     LinkOption.NOFOLLOW_LINKS).setTimes(old, null, null);
+            // an hour's age: only the gone process's old file
             assertEquals(1, JfrSampler.sweepStale(dir, now.minus(JfrSampler.STALE_FILE_AGE)));
             assertFalse(Files.exists(stale));
-            for (Path f : List.of(recent, alive, noPid, other, target, link)) {
+            // whatever their age: the predecessor's file goes, the live process's stays
+            assertEquals(2, JfrSampler.sweepStale(dir, now.plusSeconds(1)));
+            assertFalse(Files.exists(reused));
+            assertFalse(Files.exists(recent));
+            for (Path f : List.of(alive, noPid, other, target, link)) {
                 assertTrue(Files.exists(f, LinkOption.NOFOLLOW_LINKS), f.toString());
             }
             Path made = JfrSampler.newFile(); // the names open() gives: the pid, then digits
