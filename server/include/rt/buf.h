@@ -35,9 +35,16 @@ int rt_buf_vprintf(struct rt_buf *b, const char *fmt, va_list ap);
 /* Moves the contents out as a NUL-terminated string the caller frees; b is left empty. */
 char *rt_buf_into_cstr(struct rt_buf *b);
 
+/* rt_array_grow's growth, for an array that lacks room: not called directly. */
+int rt__array_regrow(void **arr, size_t *cap, size_t need, size_t elem);
+
 /* Makes the array *arr (capacity *cap elements of elem bytes) hold at least need elements,
  * doubling from 64; the new elements are uninitialized. Returns 0 or RT_ENOMEM (*arr and *cap
- * unchanged). */
-int rt_array_grow(void **arr, size_t *cap, size_t need, size_t elem);
+ * unchanged). Inline where there is room already, as on nearly every call of the ingest's
+ * loops (one per sample and stack). */
+static inline int rt_array_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    return need <= *cap ? 0 : rt__array_regrow(arr, cap, need, elem);
+}
 
 #endif

@@ -100,7 +100,7 @@ char *rt_buf_into_cstr(struct rt_buf *b)
     return s;
 }
 
-int rt_array_grow(void **arr, size_t *cap, size_t need, size_t elem)
+int rt__array_regrow(void **arr, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return 0;

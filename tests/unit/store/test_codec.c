@@ -58,6 +58,39 @@ static void test_stack_codec(void)
     rt_buf_cleanup(&b2);
 }
 
+/* The stack encoder's one- and two-byte steps write the bytes of rt__store_put_uvarint: every
+ * id on each side of a varint length's edge, in stacks where the lengths follow one another
+ * in every order (the steps share one output pointer), and the buffer's length. */
+static void test_stack_codec_matches_varints(void)
+{
+    const uint32_t edges[] = {0x7f, 0x3fff, 0x1fffff, 0xfffffff};
+    uint32_t ids[32];
+    size_t n = 0;
+    ids[n++] = 0;
+    ids[n++] = UINT32_MAX;
+    for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++) {
+        ids[n++] = edges[e] - 1;
+        ids[n++] = edges[e];
+        ids[n++] = edges[e] + 1;
+    }
+    struct rt_buf got, want;
+    rt_buf_init(&got, 0);
+    rt_buf_init(&want, 0);
+    for (size_t a = 0; a < n; a++)
+        for (size_t c = 0; c < n; c++) {
+            uint32_t frames[3] = {ids[a], ids[c], ids[a]};
+            CHECK_INT(rt__store_encode_stack(&got, frames, 3), 0);
+            want.len = 0;
+            CHECK_INT(rt_buf_reserve(&want, 3 * 10), 0);
+            for (size_t k = 0; k < 3; k++)
+                rt__store_put_uvarint(&want, frames[k]);
+            CHECK_INT(got.len, want.len);
+            CHECK(memcmp(got.data, want.data, want.len) == 0);
+        }
+    rt_buf_cleanup(&got);
+    rt_buf_cleanup(&want);
+}
+
 static void test_rows_codec(void)
 {
     struct rt_store_row rows[] = {
@@ -497,6 +530,7 @@ int main(void)
     RUN(test_dict_stack_varints);
     RUN(test_varint);
     RUN(test_stack_codec);
+    RUN(test_stack_codec_matches_varints);
     RUN(test_rows_codec);
     RUN(test_rows_round_trip_at_the_fast_path_edges);
     RUN(test_rows_in_runs_of_eight);
