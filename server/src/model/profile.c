@@ -50,12 +50,17 @@ static uint64_t stack_hash(const struct rt_profile *p, const struct rt_profile_s
 {
     uint64_t h = rt_hash(&st->samples, sizeof(st->samples));
     h = h * 31 + rt_hash(&st->value_ns, sizeof(st->value_ns));
+    /* Each frame is h = (h * 1000003 + name's hash) * 31 + name's length, as the first
+     * release stored it (test_content_hash pins values), written as h * (1000003 * 31) +
+     * (hash * 31 + length): the same value modulo 2^64 with one multiply, not two, on the
+     * chain from one frame to the next. */
+    const uint64_t k31 = UINT64_C(1000003) * 31;
+    const uint32_t *ids = p->frame_ids + st->off;
     for (uint32_t k = 0; k < st->depth; k++) {
-        uint32_t id = p->frame_ids[st->off + k];
+        uint32_t id = ids[k];
         /* an id outside the profile's frames is the stores' to refuse; it reads nothing */
         bool in = id < p->frames.count;
-        h = h * 1000003 + (in ? fh[id] : 0);
-        h = h * 31 + (in ? p->frames.lens[id] : 0);
+        h = h * k31 + ((in ? fh[id] : 0) * 31 + (in ? p->frames.lens[id] : 0));
     }
     return h;
 }

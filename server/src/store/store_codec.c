@@ -19,24 +19,9 @@ int rt__store_encode_stack(struct rt_buf *b, const uint32_t *frames, size_t dept
     int rc = rt_buf_reserve(b, need + 1);
     if (rc)
         return rc;
-    /* The bytes of rt__store_put_uvarint, written through a local pointer (a store through
-     * b->data could alias b->len, which the compiler then reloads and stores per frame), and
-     * the ids under 2^14 that most stores' frames have in one or two steps without a loop. */
     unsigned char *p = (unsigned char *)b->data;
-    for (size_t i = 0; i < depth; i++) {
-        uint32_t v = frames[i];
-        if (v < 0x80) {
-            *p++ = (unsigned char)v;
-        } else if (v < 0x4000) {
-            p[0] = (unsigned char)(v | 0x80);
-            p[1] = (unsigned char)(v >> 7);
-            p += 2;
-        } else {
-            for (; v >= 0x80; v >>= 7)
-                *p++ = (unsigned char)(v | 0x80);
-            *p++ = (unsigned char)v;
-        }
-    }
+    for (size_t i = 0; i < depth; i++)
+        p = rt__store_put_frame_id(p, frames[i]);
     b->len = (size_t)(p - (unsigned char *)b->data);
     return 0;
 }

@@ -276,6 +276,26 @@ static inline void rt__store_put_uvarint(struct rt_buf *b, uint64_t v)
     b->len = (size_t)(p - (unsigned char *)b->data);
 }
 
+/* Writes frame id v as rt__store_put_uvarint would, at p (5 bytes of room), and returns the
+ * byte after it: the ids under 2^14 that most stores' frames have in one or two steps
+ * without a loop. Callers keep p in a local, so that the compiler does not reload and store
+ * a buffer's length per id (a store through the data could alias it). */
+static inline unsigned char *rt__store_put_frame_id(unsigned char *p, uint32_t v)
+{
+    if (v < 0x80) {
+        *p++ = (unsigned char)v;
+    } else if (v < 0x4000) {
+        p[0] = (unsigned char)(v | 0x80);
+        p[1] = (unsigned char)(v >> 7);
+        p += 2;
+    } else {
+        for (; v >= 0x80; v >>= 7)
+            *p++ = (unsigned char)(v | 0x80);
+        *p++ = (unsigned char)v;
+    }
+    return p;
+}
+
 /* Reads an unsigned varint from *p (< end), advancing *p. Returns false when malformed. */
 static inline bool rt__store_get_uvarint(const unsigned char **p, const unsigned char *end,
                                          uint64_t *v)

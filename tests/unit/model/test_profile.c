@@ -257,10 +257,20 @@ static void test_content_hash(void)
      * reads nothing outside the profile, with no frame at all or past the last one */
     struct rt_profile *z = rt_profile_new(RT_PTYPE_CPU);
     CHECK_INT(rt_profile_add_stack_ids(z, (uint32_t[]){5}, 1, 1, 1), 0);
-    CHECK(rt_profile_content_hash(z) != 0);
+    CHECK(rt_profile_content_hash(z) == 0x679e5a2b5ff9376dULL);
     rt_profile_add_stack(z, ab, 2, 1, 1);
     CHECK_INT(rt_profile_add_stack_ids(z, (uint32_t[]){0, 7}, 2, 1, 1), 0);
     CHECK(rt_profile_content_hash(z) != 0);
+    /* deeper stacks and a fractional count beside them: the values of the first release's
+     * two multiplies per frame (stack_hash computes them with one) */
+    const char *names[] = {"main", "net/http.(*conn).serve", "a", "b", "c", "d", "e", "f",
+                           "runtime.mallocgc"};
+    struct rt_str deep[9];
+    for (size_t i = 0; i < 9; i++)
+        deep[i] = (struct rt_str){names[i], strlen(names[i])};
+    CHECK_INT(rt_profile_add_stack(z, deep, 9, 3, 30000000), 0);
+    CHECK_INT(rt_profile_add_stack(z, deep, 8, 2.5, 25000000), 0);
+    CHECK(rt_profile_content_hash(z) == 0xeed2369812ea1e49ULL);
     rt_profile_free(z);
     rt_profile_free(p);
     rt_profile_free(q);

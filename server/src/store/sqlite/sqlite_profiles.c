@@ -206,7 +206,8 @@ static int map_frames(struct put_ctx *c, const struct rt_profile *p, size_t i,
 /* The part of interning that needs no SQL, under one hold of the dictionary's read lock for
  * the whole profile (not one per frame and stack): the frames and stacks that the shared
  * dictionary already knows, into c->fmap and c->rows[i].stack_id (0 where it does not, or
- * where a frame is not in the profile: intern_rows checks those). */
+ * where a frame is not in the profile: intern_rows checks those). Each frame's store id is
+ * encoded as it is mapped (rt__store_encode_stack's bytes), in one pass over the stack. */
 static int map_known(struct put_ctx *c, const struct rt_profile *p)
 {
     int rc = 0;
@@ -216,11 +217,13 @@ static int map_known(struct put_ctx *c, const struct rt_profile *p)
         c->rows[i] = (struct rt_store_row){0, ps->samples, ps->value_ns};
         if ((size_t)ps->off + ps->depth > p->nframe_ids)
             continue;
-        rc = rt_array_grow((void **)&c->sframes, &c->cap_sframes, ps->depth + 1,
-                           sizeof(*c->sframes));
+        if ((rc = rt_buf_reserve(&c->blob, (size_t)ps->depth * 5 + 1)) != 0)
+            break;
+        const uint32_t *fids = p->frame_ids + ps->off;
+        unsigned char *enc = (unsigned char *)c->blob.data, *at = enc;
         uint32_t k = 0;
-        for (; k < ps->depth && rc == 0; k++) {
-            uint32_t fid = p->frame_ids[ps->off + k];
+        for (; k < ps->depth; k++) {
+            uint32_t fid = fids[k];
             if (fid >= p->frames.count)
                 break;
             if (!c->fmap[fid]) {
@@ -232,14 +235,12 @@ static int map_known(struct put_ctx *c, const struct rt_profile *p)
                     break;
                 c->fmap[fid] = (uint32_t)v;
             }
-            c->sframes[k] = c->fmap[fid];
+            at = rt__store_put_frame_id(at, c->fmap[fid]);
         }
-        if (rc || k < ps->depth)
+        if (k < ps->depth)
             continue;
-        rc = rt__store_encode_stack(&c->blob, c->sframes, ps->depth);
-        int64_t v = rc ? -1
-                       : rt__store_dict_find_stack(&c->s->dict, c->blob.data, c->blob.len,
-                                                   rt__store_stack_hash(c->blob.data, c->blob.len));
+        size_t n = (size_t)(at - enc);
+        int64_t v = rt__store_dict_find_stack(&c->s->dict, enc, n, rt__store_stack_hash(enc, n));
         if (v > 0)
             c->rows[i].stack_id = (uint32_t)v;
     }
