@@ -219,14 +219,8 @@ static int add_stack(struct rt__store_dict *d, uint32_t id, size_t nbytes, uint6
 static void write_frames(unsigned char *enc, const void *arg, size_t nbytes)
 {
     const uint32_t *frames = arg;
-    for (unsigned char *end = enc + nbytes; enc < end; frames++) {
-        uint32_t v = *frames;
-        while (v >= 0x80) {
-            *enc++ = (unsigned char)(v | 0x80);
-            v >>= 7;
-        }
-        *enc++ = (unsigned char)v;
-    }
+    for (unsigned char *end = enc + nbytes; enc < end; frames++)
+        enc = rt__store_put_frame_id(enc, *frames);
 }
 
 /* write for add_stack: arg is the encoded stack. */

@@ -217,6 +217,7 @@ static int map_known(struct put_ctx *c, const struct rt_profile *p)
         c->rows[i] = (struct rt_store_row){0, ps->samples, ps->value_ns};
         if ((size_t)ps->off + ps->depth > p->nframe_ids)
             continue;
+        c->blob.len = 0;
         if ((rc = rt_buf_reserve(&c->blob, (size_t)ps->depth * 5 + 1)) != 0)
             break;
         const uint32_t *fids = p->frame_ids + ps->off;
