@@ -460,4 +460,55 @@ class JfrTest {
         assertEquals(jdk.jfr.RecordingState.CLOSED, next.getState());
         assertFalse(java.nio.file.Files.exists(nextFile), "left: " + nextFile);
     }
+    /** JFR could not write the recording when it stopped (its destination's directory gone,
+     *  as a full or unmounted disk would make it): JFR leaves it STOPPED, not CLOSED
+     *  (docs/sdk/java-jfr-exit.md §7 item 6). The rotation throws, which falls back to wall
+     *  with the reason in the status (aRunTimeFailureFallsBackToWallThenJfrIsTriedAgain), and
+     *  leaves nothing behind: the stopped recording and the next one, opened before the stop,
+     *  are both closed, and the next one's file is deleted without being written. */
+    @Test
+    void aRecordingJfrCouldNotWriteIsClosedAndTheRotationThrows() throws Exception {
+        Path dir = Files.createTempDirectory("rt-jfr-unwritable");
+        Path lost = dir.resolve("rec.jfr");
+        AtomicInteger opens = new AtomicInteger();
+        JfrSampler s = new JfrSampler(Set.of(), () -> -1) {
+            @Override
+            Recording open(long periodNs) throws Exception {
+                Recording r = super.open(periodNs);
+                if (opens.incrementAndGet() == 1) { // the first recording writes into dir
+                    Path own = r.getDestination();
+                    r.setDestination(lost);
+                    Files.delete(own);
+                }
+                return r;
+            }
+        };
+        List<Path> before = ownFiles();
+        s.start(20_000_000L);
+        TestSupport.sleep(0.3);
+        Recording first = running();
+        assertEquals(lost, first.getDestination());
+        Files.delete(lost); // JFR made it empty when the destination was set (to check it)
+        Files.delete(dir);
+        IOException e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class,
+                () -> s.rotate(20_000_000L, 64, 1000, 4L << 20, false));
+        assertEquals("JFR did not write the recording (STOPPED)", e.getMessage());
+        assertEquals(2, opens.get());
+        assertEquals(jdk.jfr.RecordingState.CLOSED, first.getState());
+        for (Recording r : jdk.jfr.FlightRecorder.getFlightRecorder().getRecordings()) {
+            assertFalse("roottrace".equals(r.getName()), "left open: " + r + " " + r.getState());
+        }
+        assertEquals(before, ownFiles()); // the next recording's file is gone too
+        assertFalse(Files.exists(dir));
+        s.close(); // nothing left to close: returns quietly
+    }
+
+    /** This JVM's recording files in the temporary directory (JfrSampler.newFile's names). */
+    private static List<Path> ownFiles() throws IOException {
+        String prefix = "roottrace-" + ProcessHandle.current().pid() + "-";
+        try (Stream<Path> files = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            return files.filter(f -> f.getFileName().toString().startsWith(prefix)).sorted()
+                    .collect(java.util.stream.Collectors.toList());
+        }
+    }
 }
