@@ -39,22 +39,39 @@ struct input {
     int64_t gunzip_ns, parse_ns, store_ns, deflate_ns; /* summed over its uploads, per pass */
 };
 
-/* One pass over the schedule: totals for the summary table. */
+/* What each pass does with an upload. */
+enum pass_kind { PASS_GUNZIP, PASS_LIBDEFLATE, PASS_PARSE, PASS_STORE };
+
+/* One pass over the schedule: its totals for the summary table, and what it keeps from one
+ * slice of the schedule to the next (pass_open .. pass_close). */
 struct pass {
     const char *label;
-    int64_t ns;           /* wall time of the whole pass */
+    enum pass_kind kind;
+    const char *base;     /* PASS_STORE: the store's parent directory; NULL: $TMPDIR */
+    bool per_file;        /* PASS_STORE: add each upload's store time to its input's */
+    int64_t ns;           /* wall time of the pass, summed over its slices */
     size_t uploads;       /* bodies handled */
     size_t profiles;      /* profiles produced (parse) or stored (store) */
+    /* state */
+    unsigned char *out;   /* the inflate passes' output buffer */
+    size_t cap;
+    z_stream z;
+    bool z_open;
+    struct libdeflate_decompressor *d;
+    struct rt_store *s;   /* PASS_STORE: a fresh store in dir */
+    char dir[4096];
+    struct rt_ingest_limits lim;
 };
-
 static int usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [--mb N] [--data DIR] [--only gunzip|libdeflate|parse|store]\n"
-                    "          [--libc-malloc]\n"
+                    "          [--libc-malloc] [--sequential]\n"
                     "  --mb N      compressed megabytes to push through each pass (default 300)\n"
                     "  --data DIR  the shared pprof files (default $RT_BENCH_DATA or %s)\n"
                     "  --only P    run one pass alone (to profile it, e.g. under perf)\n"
-                    "  --libc-malloc  glibc's malloc thresholds, not the server's (rt/memory.h)\n",
+                    "  --libc-malloc  glibc's malloc thresholds, not the server's (rt/memory.h)\n"
+                    "  --sequential   each pass over the whole schedule in turn, not interleaved\n"
+                    "                 a round of the files at a time\n",
             argv0, BENCH_DEFAULT_DATA);
     return 2;
 }
@@ -148,130 +165,147 @@ static size_t load_inputs(const char *dir, struct input *ins)
     return n;
 }
 
-/* (c) The reference: bare zlib inflate of the same bytes (memcpy for a raw file); with
- * libdeflate, (d): bare libdeflate, one call a body, what rt_ingest_gunzip's first inflater
- * costs without the server around it. Times go to each input's gunzip_ns or deflate_ns. */
-static int pass_inflate(struct input *ins, size_t nin, size_t nup, struct pass *ps,
-                        bool libdeflate)
+/* Readies pass p: (c) the reference, bare zlib inflate of the same bytes (memcpy for a raw
+ * file) into a preallocated buffer, or (d) bare libdeflate, one call a body, what
+ * rt_ingest_gunzip's first inflater costs without the server around it; (b) rt_ingest_parse
+ * alone; (a) rt_ingest_parse + rt_store_put_profiles into a fresh store, under $TMPDIR or
+ * p->base (the tmpfs pass). Returns 0, or -1 with the reason on stderr. */
+static int pass_open(struct pass *p, const struct input *ins, size_t nin)
 {
-    size_t cap = 0;
-    for (size_t k = 0; k < nin; k++)
-        cap = ins[k].raw_len > cap ? ins[k].raw_len : cap;
-    unsigned char *out = malloc(cap ? cap : 1);
-    z_stream z;
-    memset(&z, 0, sizeof(z));
-    struct libdeflate_decompressor *d = libdeflate ? libdeflate_alloc_decompressor() : NULL;
-    int rc = !out || (libdeflate ? !d : inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) ? -1 : 0;
-    int64_t t0 = bench_now_ns();
-    for (size_t i = 0; i < nup && rc == 0; i++) {
-        struct input *in = &ins[i % nin];
-        int64_t a = bench_now_ns();
-        size_t got = 0;
-        if (!in->gz)
-            memcpy(out, in->data, in->len);
-        else if (libdeflate)
-            rc = libdeflate_gzip_decompress(d, in->data, in->len, out, cap, &got) ==
-                         LIBDEFLATE_SUCCESS && got == in->raw_len ? 0 : -1;
+    rt_ingest_limits_default(&p->lim);
+    if (p->kind == PASS_GUNZIP || p->kind == PASS_LIBDEFLATE) {
+        for (size_t k = 0; k < nin; k++)
+            p->cap = ins[k].raw_len > p->cap ? ins[k].raw_len : p->cap;
+        p->out = malloc(p->cap ? p->cap : 1);
+        if (p->kind == PASS_LIBDEFLATE)
+            p->d = libdeflate_alloc_decompressor();
         else
-            rc = inflate_into(&z, in->data, in->len, out, cap) == (long)in->raw_len ? 0 : -1;
-        *(libdeflate ? &in->deflate_ns : &in->gunzip_ns) += bench_now_ns() - a;
+            p->z_open = inflateInit2(&p->z, 16 + MAX_WBITS) == Z_OK;
+        return p->out && (p->d || p->z_open) ? 0 : -1;
     }
-    ps->ns = bench_now_ns() - t0;
-    ps->uploads = nup;
-    ps->profiles = nup;
-    if (d)
-        libdeflate_free_decompressor(d);
-    else
-        inflateEnd(&z);
-    free(out);
-    return rc;
-}
-
-/* (b) rt_ingest_parse alone (the profiles freed at once). */
-static int pass_parse(struct input *ins, size_t nin, size_t nup, struct pass *ps)
-{
-    struct rt_ingest_limits lim;
-    rt_ingest_limits_default(&lim);
-    int64_t t0 = bench_now_ns();
-    for (size_t i = 0; i < nup; i++) {
-        struct input *in = &ins[i % nin];
-        struct rt_ingest_params q;
-        char id[64];
-        params_for(&q, in, i, id, sizeof(id));
-        struct rt_profile *out[2];
-        size_t np = 0;
-        struct rt_error err = {0};
-        int64_t a = bench_now_ns();
-        int rc = rt_ingest_parse(in->data, in->len, &q, &lim, out, &np, &err);
-        for (size_t k = 0; rc == 0 && k < np; k++)
-            rt_profile_free(out[k]);
-        in->parse_ns += bench_now_ns() - a;
-        if (rc) {
-            fprintf(stderr, "parse %s: %s\n", in->name, err.msg);
-            return -1;
-        }
-        ps->profiles += np;
-    }
-    ps->ns = bench_now_ns() - t0;
-    ps->uploads = nup;
-    return 0;
-}
-
-/* (a) rt_ingest_parse + rt_store_put_profiles, one upload per transaction as the server
- * does for uploads that arrive alone, into a fresh store in a temporary directory: under
- * $TMPDIR (base NULL), or under base (the tmpfs pass: the same writes, no disk to flush).
- * per_file: add each upload's store time to its input's. */
-static int pass_store(struct input *ins, size_t nin, size_t nup, struct pass *ps,
-                      const char *base, bool per_file)
-{
-    char dir[4096];
-    if (!(base ? bench_mkdtemp_in(dir, sizeof(dir), base, "bench-ingest")
-               : bench_mkdtemp(dir, sizeof(dir), "bench-ingest"))) {
+    if (p->kind != PASS_STORE)
+        return 0;
+    if (!(p->base ? bench_mkdtemp_in(p->dir, sizeof(p->dir), p->base, "bench-ingest")
+                  : bench_mkdtemp(p->dir, sizeof(p->dir), "bench-ingest"))) {
         perror("mkdtemp");
         return -1;
     }
     struct rt_error err = {0};
-    struct rt_store *s = rt_store_open(dir, &err);
-    if (!s) {
-        fprintf(stderr, "rt_store_open %s: %s\n", dir, err.msg);
-        bench_rm_tree(dir);
+    p->s = rt_store_open(p->dir, &err);
+    if (!p->s) {
+        fprintf(stderr, "rt_store_open %s: %s\n", p->dir, err.msg);
+        bench_rm_tree(p->dir);
         return -1;
     }
-    struct rt_ingest_limits lim;
-    rt_ingest_limits_default(&lim);
+    return 0;
+}
+
+/* One upload through pass p: the time of its part goes to the input (per file). */
+static int pass_upload(struct pass *p, struct input *in, size_t i)
+{
+    int rc = 0;
+    if (p->kind == PASS_GUNZIP || p->kind == PASS_LIBDEFLATE) {
+        bool ld = p->kind == PASS_LIBDEFLATE;
+        int64_t a = bench_now_ns();
+        size_t got = 0;
+        if (!in->gz)
+            memcpy(p->out, in->data, in->len);
+        else if (ld)
+            rc = libdeflate_gzip_decompress(p->d, in->data, in->len, p->out, p->cap, &got) ==
+                         LIBDEFLATE_SUCCESS && got == in->raw_len ? 0 : -1;
+        else
+            rc = inflate_into(&p->z, in->data, in->len, p->out, p->cap) == (long)in->raw_len
+                     ? 0 : -1;
+        *(ld ? &in->deflate_ns : &in->gunzip_ns) += bench_now_ns() - a;
+        p->profiles++;
+        return rc;
+    }
+    struct rt_ingest_params q;
+    char id[64];
+    params_for(&q, in, i, id, sizeof(id));
+    struct rt_profile *out[2];
+    struct rt_store_put_result res[2];
+    size_t np = 0;
+    struct rt_error err = {0};
+    int64_t a = bench_now_ns();
+    rc = rt_ingest_parse(in->data, in->len, &q, &p->lim, out, &np, &err);
+    if (rc) {
+        fprintf(stderr, "parse %s: %s\n", in->name, err.msg);
+        return -1;
+    }
+    if (p->kind == PASS_PARSE) {
+        for (size_t k = 0; k < np; k++)
+            rt_profile_free(out[k]);
+        in->parse_ns += bench_now_ns() - a;
+        p->profiles += np;
+        return 0;
+    }
+    a = bench_now_ns();
+    rc = rt_store_put_profiles(p->s, out, np, res, &err);
+    in->store_ns += p->per_file ? bench_now_ns() - a : 0;
+    for (size_t k = 0; k < np; k++) {
+        p->profiles += rc == 0 && !res[k].duplicate;
+        rt_profile_free(out[k]);
+    }
+    if (rc)
+        fprintf(stderr, "rt_store_put_profiles %s: %s\n", in->name, err.msg);
+    return rc ? -1 : 0;
+}
+
+/* Uploads [i0, i1) of the schedule through pass p, timed as a whole into p->ns. */
+static int pass_run(struct pass *p, struct input *ins, size_t nin, size_t i0, size_t i1)
+{
     int rc = 0;
     int64_t t0 = bench_now_ns();
-    for (size_t i = 0; i < nup && rc == 0; i++) {
-        struct input *in = &ins[i % nin];
-        struct rt_ingest_params q;
-        char id[64];
-        params_for(&q, in, i, id, sizeof(id));
-        struct rt_profile *out[2];
-        struct rt_store_put_result res[2];
-        size_t np = 0;
-        rc = rt_ingest_parse(in->data, in->len, &q, &lim, out, &np, &err);
-        if (rc) {
-            fprintf(stderr, "parse %s: %s\n", in->name, err.msg);
-            break;
-        }
-        int64_t a = bench_now_ns();
-        rc = rt_store_put_profiles(s, out, np, res, &err);
-        in->store_ns += per_file ? bench_now_ns() - a : 0;
-        for (size_t k = 0; k < np; k++) {
-            ps->profiles += rc == 0 && !res[k].duplicate;
-            rt_profile_free(out[k]);
-        }
-        if (rc)
-            fprintf(stderr, "rt_store_put_profiles %s: %s\n", in->name, err.msg);
+    for (size_t i = i0; i < i1 && rc == 0; i++)
+        rc = pass_upload(p, &ins[i % nin], i);
+    p->ns += bench_now_ns() - t0;
+    p->uploads += i1 - i0;
+    return rc;
+}
+
+/* Frees what pass_open made; a store pass prints its size first (when ok). */
+static void pass_close(struct pass *p, bool ok)
+{
+    free(p->out);
+    if (p->d)
+        libdeflate_free_decompressor(p->d);
+    if (p->z_open)
+        inflateEnd(&p->z);
+    if (p->s) {
+        if (ok)
+            printf("  %s: %" PRId64 " profiles, %.1f MB on disk (%s)\n", p->label,
+                   rt_store_profile_count(p->s), rt_store_disk_bytes(p->s) / 1e6, p->dir);
+        rt_store_free(p->s);
+        bench_rm_tree(p->dir);
     }
-    ps->ns = bench_now_ns() - t0;
-    ps->uploads = nup;
-    if (rc == 0)
-        printf("  store: %" PRId64 " profiles, %.1f MB on disk (%s)\n",
-               rt_store_profile_count(s), rt_store_disk_bytes(s) / 1e6, dir);
-    rt_store_free(s);
-    bench_rm_tree(dir);
-    return rc ? -1 : 0;
+}
+
+/* Runs the passes over the schedule of nup uploads in slices of `slice` uploads: each slice
+ * through every pass in turn, the first pass of slice k being pass k mod npass, so that the
+ * machine's speed, which moves within seconds on a VM, weighs on every pass alike, and no
+ * pass always comes first after another one warmed the caches. slice >= nup runs each pass
+ * over the whole schedule, one after the other (the method before stop 61). A pass that
+ * fails to open or run is reported and its figures dropped: ok[k] says which ran. */
+static void run_passes(struct pass **ps, size_t npass, bool *ok, struct input *ins, size_t nin,
+                       size_t nup, size_t slice)
+{
+    for (size_t k = 0; k < npass; k++)
+        ok[k] = pass_open(ps[k], ins, nin) == 0;
+    if (slice >= nup) {
+        for (size_t k = 0; k < npass; k++)
+            ok[k] = ok[k] && pass_run(ps[k], ins, nin, 0, nup) == 0;
+    } else {
+        for (size_t i0 = 0, n = 0; i0 < nup; i0 += slice, n++) {
+            size_t i1 = nup - i0 < slice ? nup : i0 + slice;
+            for (size_t j = 0; j < npass; j++) {
+                size_t k = (n + j) % npass;
+                ok[k] = ok[k] && pass_run(ps[k], ins, nin, i0, i1) == 0;
+            }
+        }
+    }
+    for (size_t k = 0; k < npass; k++)
+        pass_close(ps[k], ok[k]);
 }
 
 static void print_pass(const struct pass *p, double comp, double raw, const struct pass *ref)
@@ -301,19 +335,21 @@ static void print_per_file(const struct input *ins, size_t nin)
 static int run_only(const char *only, struct input *ins, size_t nin, size_t nup, double comp,
                     double raw)
 {
-    struct pass p = {.label = only};
-    int rc;
+    struct pass p = {.label = only, .per_file = true};
     if (strcmp(only, "gunzip") == 0)
-        rc = pass_inflate(ins, nin, nup, &p, false);
+        p.kind = PASS_GUNZIP;
     else if (strcmp(only, "libdeflate") == 0)
-        rc = pass_inflate(ins, nin, nup, &p, true);
+        p.kind = PASS_LIBDEFLATE;
     else if (strcmp(only, "parse") == 0)
-        rc = pass_parse(ins, nin, nup, &p);
+        p.kind = PASS_PARSE;
     else if (strcmp(only, "store") == 0)
-        rc = pass_store(ins, nin, nup, &p, NULL, true);
+        p.kind = PASS_STORE;
     else
         return usage("bench_ingest");
-    if (rc)
+    struct pass *ps[] = {&p};
+    bool ok;
+    run_passes(ps, 1, &ok, ins, nin, nup, nup);
+    if (!ok)
         return 1;
     print_pass(&p, comp, raw, &p);
     return 0;
@@ -323,7 +359,7 @@ int main(int argc, char **argv)
 {
     double mb = 300;
     const char *dir = bench_data_dir(), *only = NULL;
-    bool libc_malloc = false;
+    bool libc_malloc = false, sequential = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--mb") == 0 && i + 1 < argc)
             mb = atof(argv[++i]);
@@ -333,6 +369,8 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (strcmp(argv[i], "--libc-malloc") == 0)
             libc_malloc = true;
+        else if (strcmp(argv[i], "--sequential") == 0)
+            sequential = true;
         else
             return usage(argv[0]);
     }
@@ -361,15 +399,9 @@ int main(int argc, char **argv)
     }
     printf("  schedule: %zu uploads, %.1f MB compressed, %.1f MB decompressed\n", nup,
            comp / 1e6, raw / 1e6);
-
-    struct pass pg = {.label = "gunzip (reference)"}, pp = {.label = "parse"},
-                pa = {.label = "parse+store"}, pd = {.label = "gunzip (libdeflate)"},
-                pm = {.label = "parse+store (tmpfs)"};
     if (only)
         return run_only(only, ins, nin, nup, comp, raw);
-    if (pass_inflate(ins, nin, nup, &pg, false) || pass_inflate(ins, nin, nup, &pd, true) ||
-        pass_parse(ins, nin, nup, &pp) || pass_store(ins, nin, nup, &pa, NULL, true))
-        return 1;
+
     /* The tmpfs pass separates the disk's part of the store (its flushes, one fdatasync per
      * upload, and the filesystem's work on the writes) from the store's own work, where
      * /dev/shm is a tmpfs; else, or when the pass fails (no room there), it is left out, and
@@ -382,7 +414,22 @@ int main(int argc, char **argv)
     else if (statfs(tmp && *tmp ? tmp : "/tmp", &fs) == 0 && fs.f_type == TMPFS_MAGIC)
         printf("  (no store pass on tmpfs: the durable pass's $TMPDIR is one already)\n"),
             tmpfs = false;
-    else if (pass_store(ins, nin, nup, &pm, TMPFS_DIR, false))
+    struct pass pg = {.label = "gunzip (reference)", .kind = PASS_GUNZIP},
+                pd = {.label = "gunzip (libdeflate)", .kind = PASS_LIBDEFLATE},
+                pp = {.label = "parse", .kind = PASS_PARSE},
+                pa = {.label = "parse+store", .kind = PASS_STORE, .per_file = true},
+                pm = {.label = "parse+store (tmpfs)", .kind = PASS_STORE, .base = TMPFS_DIR};
+    struct pass *ps[] = {&pg, &pd, &pp, &pa, &pm};
+    bool ok[5];
+    /* A slice is one round of the inputs (each file once: ~1.5 MB compressed, a few tens of
+     * ms per pass), unless --sequential. */
+    printf("  passes %s\n", sequential ? "one after the other (--sequential)"
+                                       : "interleaved: each round of the files through every "
+                                         "pass in turn, the first pass rotating");
+    run_passes(ps, tmpfs ? 5 : 4, ok, ins, nin, nup, sequential ? nup : nin);
+    if (!ok[0] || !ok[1] || !ok[2] || !ok[3])
+        return 1;
+    if (tmpfs && !ok[4])
         printf("  (the store pass on tmpfs failed, above: left out)\n"), tmpfs = false;
 
     printf("\n%-26s %8s %11s %11s %11s %13s %11s\n", "pass", "s", "profiles/s", "comp MB/s",
