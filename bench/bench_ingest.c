@@ -4,7 +4,9 @@
  * (d) bare libdeflate gunzip, the inflater rt_ingest_gunzip uses first, printed beside it;
  * and (e) the pass (a) again with the store on /dev/shm, where a commit has no disk to wait
  * for, so that the disk's part (the flushes, and the filesystem's work on the writes) is
- * measured apart from the store's own work; it runs after (a), on warm caches. */
+ * measured apart from the store's own work. The passes run interleaved, a round of the
+ * files at a time in an order shuffled per round (run_passes); --sequential runs each over
+ * the whole schedule in turn. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -181,7 +183,10 @@ static int pass_open(struct pass *p, const struct input *ins, size_t nin)
             p->d = libdeflate_alloc_decompressor();
         else
             p->z_open = inflateInit2(&p->z, 16 + MAX_WBITS) == Z_OK;
-        return p->out && (p->d || p->z_open) ? 0 : -1;
+        if (p->out && (p->d || p->z_open))
+            return 0;
+        fprintf(stderr, "%s: out of memory\n", p->label);
+        return -1;
     }
     if (p->kind != PASS_STORE)
         return 0;
@@ -218,6 +223,9 @@ static int pass_upload(struct pass *p, struct input *in, size_t i)
                      ? 0 : -1;
         *(ld ? &in->deflate_ns : &in->gunzip_ns) += bench_now_ns() - a;
         p->profiles++;
+        if (rc)
+            fprintf(stderr, "%s %s: not inflated to its %zu bytes\n", p->label, in->name,
+                    in->raw_len);
         return rc;
     }
     struct rt_ingest_params q;
@@ -227,7 +235,7 @@ static int pass_upload(struct pass *p, struct input *in, size_t i)
     struct rt_store_put_result res[2];
     size_t np = 0;
     struct rt_error err = {0};
-    int64_t a = bench_now_ns();
+    int64_t a = p->kind == PASS_PARSE ? bench_now_ns() : 0;
     rc = rt_ingest_parse(in->data, in->len, &q, &p->lim, out, &np, &err);
     if (rc) {
         fprintf(stderr, "parse %s: %s\n", in->name, err.msg);
@@ -252,8 +260,10 @@ static int pass_upload(struct pass *p, struct input *in, size_t i)
     return rc ? -1 : 0;
 }
 
-/* Uploads [i0, i1) of the schedule through pass p, timed as a whole into p->ns. */
-static int pass_run(struct pass *p, struct input *ins, size_t nin, size_t i0, size_t i1)
+/* Uploads [i0, i1) of the schedule through pass p, timed as a whole into p->ns. Not inlined:
+ * `valgrind --tool=callgrind --toggle-collect=pass_run` collects an --only pass's uploads. */
+__attribute__((noinline)) static int pass_run(struct pass *p, struct input *ins, size_t nin,
+                                               size_t i0, size_t i1)
 {
     int rc = 0;
     int64_t t0 = bench_now_ns();
@@ -264,45 +274,79 @@ static int pass_run(struct pass *p, struct input *ins, size_t nin, size_t i0, si
     return rc;
 }
 
-/* Frees what pass_open made; a store pass prints its size first (when ok). */
+/* Frees what pass_open made (again: nothing); a store pass prints its size first (when ok). */
 static void pass_close(struct pass *p, bool ok)
 {
     free(p->out);
+    p->out = NULL;
     if (p->d)
         libdeflate_free_decompressor(p->d);
+    p->d = NULL;
     if (p->z_open)
         inflateEnd(&p->z);
+    p->z_open = false;
     if (p->s) {
         if (ok)
             printf("  %s: %" PRId64 " profiles, %.1f MB on disk (%s)\n", p->label,
                    rt_store_profile_count(p->s), rt_store_disk_bytes(p->s) / 1e6, p->dir);
         rt_store_free(p->s);
+        p->s = NULL;
         bench_rm_tree(p->dir);
     }
 }
 
-/* Runs the passes over the schedule of nup uploads in slices of `slice` uploads: each slice
- * through every pass in turn, the first pass of slice k being pass k mod npass, so that the
- * machine's speed, which moves within seconds on a VM, weighs on every pass alike, and no
- * pass always comes first after another one warmed the caches. slice >= nup runs each pass
- * over the whole schedule, one after the other (the method before stop 61). A pass that
- * fails to open or run is reported and its figures dropped: ok[k] says which ran. */
-static void run_passes(struct pass **ps, size_t npass, bool *ok, struct input *ins, size_t nin,
-                       size_t nup, size_t slice)
+/* splitmix64: the rounds' orders, the same in every run. */
+static uint64_t next_random(uint64_t *x)
 {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Runs the passes over the schedule of nup uploads. Interleaved (slice < nup): in slices of
+ * `slice` uploads, each slice through every pass in an order shuffled per slice (a fixed
+ * seed), so that the machine's speed, which moves within seconds on a VM, weighs on every
+ * pass alike, and each pass comes first, or after any other one that warmed or churned the
+ * caches, about as often. Otherwise each pass opens, runs the whole schedule and closes in
+ * turn (--sequential, the method before stop 61). ok[k] says which passes ran whole; one that
+ * fails is reported and closed at once (a full /dev/shm freed), and when one of the first
+ * `required` fails the run stops. */
+static void run_passes(struct pass **ps, size_t npass, size_t required, bool *ok,
+                       struct input *ins, size_t nin, size_t nup, size_t slice)
+{
+    if (slice >= nup) {
+        for (size_t k = 0; k < npass; k++) {
+            ok[k] = pass_open(ps[k], ins, nin) == 0 && pass_run(ps[k], ins, nin, 0, nup) == 0;
+            pass_close(ps[k], ok[k]);
+            if (!ok[k] && k < required)
+                return;
+        }
+        return;
+    }
     for (size_t k = 0; k < npass; k++)
         ok[k] = pass_open(ps[k], ins, nin) == 0;
-    if (slice >= nup) {
+    uint64_t seed = 42;
+    size_t order[8];
+    for (size_t i0 = 0; i0 < nup; i0 += slice) {
+        size_t i1 = nup - i0 < slice ? nup : i0 + slice;
         for (size_t k = 0; k < npass; k++)
-            ok[k] = ok[k] && pass_run(ps[k], ins, nin, 0, nup) == 0;
-    } else {
-        for (size_t i0 = 0, n = 0; i0 < nup; i0 += slice, n++) {
-            size_t i1 = nup - i0 < slice ? nup : i0 + slice;
-            for (size_t j = 0; j < npass; j++) {
-                size_t k = (n + j) % npass;
-                ok[k] = ok[k] && pass_run(ps[k], ins, nin, i0, i1) == 0;
-            }
+            order[k] = k;
+        for (size_t k = npass - 1; k > 0; k--) { /* Fisher-Yates */
+            size_t r = (size_t)(next_random(&seed) % (k + 1)), t = order[k];
+            order[k] = order[r], order[r] = t;
         }
+        bool stop = false;
+        for (size_t j = 0; j < npass; j++) {
+            size_t k = order[j];
+            if (ok[k] && pass_run(ps[k], ins, nin, i0, i1) != 0) {
+                ok[k] = false;
+                pass_close(ps[k], false);
+            }
+            stop = stop || (!ok[k] && k < required);
+        }
+        if (stop)
+            break;
     }
     for (size_t k = 0; k < npass; k++)
         pass_close(ps[k], ok[k]);
@@ -347,8 +391,8 @@ static int run_only(const char *only, struct input *ins, size_t nin, size_t nup,
     else
         return usage("bench_ingest");
     struct pass *ps[] = {&p};
-    bool ok;
-    run_passes(ps, 1, &ok, ins, nin, nup, nup);
+    bool ok = false;
+    run_passes(ps, 1, 1, &ok, ins, nin, nup, nup);
     if (!ok)
         return 1;
     print_pass(&p, comp, raw, &p);
@@ -420,13 +464,14 @@ int main(int argc, char **argv)
                 pa = {.label = "parse+store", .kind = PASS_STORE, .per_file = true},
                 pm = {.label = "parse+store (tmpfs)", .kind = PASS_STORE, .base = TMPFS_DIR};
     struct pass *ps[] = {&pg, &pd, &pp, &pa, &pm};
-    bool ok[5];
+    bool ok[5] = {false};
     /* A slice is one round of the inputs (each file once: ~1.5 MB compressed, a few tens of
      * ms per pass), unless --sequential. */
-    printf("  passes %s\n", sequential ? "one after the other (--sequential)"
-                                       : "interleaved: each round of the files through every "
-                                         "pass in turn, the first pass rotating");
-    run_passes(ps, tmpfs ? 5 : 4, ok, ins, nin, nup, sequential ? nup : nin);
+    size_t slice = sequential ? nup : nin;
+    printf("  passes %s\n", slice >= nup ? "one after the other"
+                                         : "interleaved: each round of the files through every "
+                                           "pass, in an order shuffled per round");
+    run_passes(ps, tmpfs ? 5 : 4, 4, ok, ins, nin, nup, slice);
     if (!ok[0] || !ok[1] || !ok[2] || !ok[3])
         return 1;
     if (tmpfs && !ok[4])
