@@ -218,9 +218,8 @@ static bool path_function_shape(struct rt_str s, char *scratch, struct rt_str *o
 {
     /* the path ends at the first ':' after its start ("node:" is part of a built-in's path) */
     size_t from = has_prefix(s, "node:") ? 5 : has_prefix(s, "file://") ? 7 : 0;
-    size_t colon = from;
-    while (colon < s.len && s.ptr[colon] != ':')
-        colon++;
+    const char *c = from < s.len ? memchr(s.ptr + from, ':', s.len - from) : NULL;
+    size_t colon = c ? (size_t)(c - s.ptr) : s.len; /* most names (Go's, Java's) have none */
     if (colon == s.len || colon + 1 == s.len)
         return false;
     struct rt_str path = {s.ptr, colon};

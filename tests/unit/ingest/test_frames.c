@@ -118,6 +118,11 @@ static void test_other_shapes(void)
         {"(garbage collector)", "(garbage collector)", 0},
         {"foo (bar)", "foo (bar)", 0},
         {"mod:fn", "mod:fn", 0},
+        /* the path's colon looked for after "node:" or "file://": none, or nothing after it */
+        {"node:", "node:", 0},
+        {"file://", "file://", 0},
+        {"node:internal/timers:", "node:internal/timers:", 0},
+        {"app.js:", "app.js:", 0},
         {"deadbeef+0x", "deadbeef+0x", 0},
         {"", "", 0},
     };
