@@ -68,7 +68,7 @@ curl -fs "$URL/healthz" >/dev/null ||
 api() { curl -fsS -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
 KEY=$(api -X POST -d '{"scope": "ingest"}' "$URL/api/v1/keys" |
       python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
-for s in bench-go bench-php; do
+for s in bench-go bench-php bench-php-fpm; do
     api -X PUT -d '{"enabled": true}' "$URL/api/v1/services/$s/profiling" >/dev/null
 done
 # The samplers that tick on wall time (V8, Python's and Java's wall samplers) at twice their
@@ -160,6 +160,15 @@ if [ -z "$ONLY" ] || [ "$ONLY" = php ]; then
         echo "== PHP: work_php.php $PHP_WORK requests (JSON, sha256, strings; ~2 ms each)"
         run_pairs php -- php "$HERE/work_php.php" "$PHP_WORK" -- \
             php "$HERE/work_php.php" "$PHP_WORK" "$URL" "$KEY" bench-php || status=1
+        echo
+        if ! command -v php-fpm8.2 >/dev/null && [ ! -x /usr/sbin/php-fpm8.2 ]; then
+            echo "== PHP under php-fpm: skipped, php-fpm8.2 is not installed (make deps)"
+        else
+            echo "== PHP under php-fpm: $PHP_WORK requests of the same work over FastCGI to one" \
+                "worker, the SDK at its defaults from the pool's environment (work_php_fpm.py)"
+            run_pairs php-fpm -- python3 "$HERE/work_php_fpm.py" "$PHP_WORK" -- \
+                python3 "$HERE/work_php_fpm.py" "$PHP_WORK" "$URL" "$KEY" bench-php-fpm || status=1
+        fi
     else
         echo "== PHP: skipped, ext-excimer is not loaded (apt-get install php-excimer)"
     fi

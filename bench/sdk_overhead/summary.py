@@ -11,7 +11,7 @@ import sys
 import urllib.request
 
 RUNS = ("node", "python", "go-quiet", "go-loaded", "go-heap256", "java", "java-light",
-        "java-jfr", "php")
+        "java-jfr", "php", "php-fpm")
 GOALS = {"node": 0.01, "python": 0.02, "go": 0.01, "java": 0.02, "php": 0.02}  # issue #20
 Z = 1.96                # two-sided 95 %
 UPLOAD_INTERVAL_S = 60  # the default upload interval (docs/control-plane.md)
@@ -21,7 +21,8 @@ LABEL = {"node": "Node (work_node.js)", "python": "Python (work_python.py, 10 th
          "java": "Java (work_java, wall, 10 threads)",
          "java-light": "Java (work_java, wall, 2 compute threads)",
          "java-jfr": "Java (work_java, cpu from JFR, 10 threads)",
-         "php": "PHP (work_php.php, requests)"}
+         "php": "PHP (work_php.php, requests)",
+         "php-fpm": "PHP under php-fpm (work_php_fpm.py, requests over FastCGI)"}
 # Samplers that tick on wall time would take twice their samples per CPU-second of work with
 # half a CPU, as a run has side by side: run.sh doubles their interval to keep the default's
 # samples per CPU-second. Go's and excimer's (PHP's cpu) tick on CPU time.
