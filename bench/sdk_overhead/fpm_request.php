@@ -28,6 +28,19 @@ if ($sdk) {
     RootTrace\Profiler::start(['version' => 'bench-1']
         + ($rate !== false && $rate !== '' ? ['request_sample_rate' => (float)$rate] : []));
 }
+// RT_BENCH_SDK=excimer: excimer alone, as the SDK drives it (its CPU timer at 10 ms, started
+// with the request, stopped and its log read at shutdown), without any of the SDK's code: the
+// part of the SDK's cost that is the profiler's own.
+if (getenv('RT_BENCH_SDK') === 'excimer') {
+    $excimer = new ExcimerProfiler();
+    $excimer->setPeriod(0.01);
+    $excimer->setEventType(EXCIMER_CPU);
+    $excimer->start();
+    register_shutdown_function(static function () use ($excimer): void {
+        $excimer->stop();
+        $excimer->getLog();
+    });
+}
 $out = [];
 if (($_GET['flush'] ?? '') === '1') {
     $t0 = hrtime(true);

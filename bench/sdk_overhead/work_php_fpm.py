@@ -15,7 +15,10 @@ flush=1 times Profiler::flush() inside the worker (what one upload interval cost
 
 Usage: python3 work_php_fpm.py ROUNDS                      (no SDK)
        python3 work_php_fpm.py ROUNDS SERVER KEY SERVICE   (the SDK at its defaults)
-RT_BENCH_RATE=R runs the SDK at request sample rate R, as for work_php.php. With
+RT_BENCH_RATE=R runs the SDK at request sample rate R, as for work_php.php;
+RT_BENCH_EXCIMER_ONLY=1 runs excimer alone instead of the SDK (the profiler's own part of the
+cost: fpm_request.php); RT_BENCH_PROFILING_OFF=1 does not wait for the SDK to profile (a
+service whose profiling is off: what the SDK costs installed but idle). With
 RT_BENCH_BARRIER set (copair.py), says "ready" on stderr once warm and waits for a line
 on stdin. Prints one JSON line as work_php.php does: {"sdk", "wall_s", "cpu_s",
 "stop_wall_s", "stop_cpu_s", "checksum", "sdk_status"}."""
@@ -129,7 +132,9 @@ def pool_config(tmp, sdk_args):
         lines.append("user = root")
     if sdk_args:
         server, key, service = sdk_args
-        lines += ["env[RT_BENCH_SDK] = 1", f"env[ROOTTRACE_SERVER] = {server}",
+        # RT_BENCH_EXCIMER_ONLY=1: excimer alone on the "with" side (fpm_request.php)
+        mode = "excimer" if os.environ.get("RT_BENCH_EXCIMER_ONLY") else "1"
+        lines += [f"env[RT_BENCH_SDK] = {mode}", f"env[ROOTTRACE_SERVER] = {server}",
                   f"env[ROOTTRACE_KEY] = {key}", f"env[ROOTTRACE_SERVICE] = {service}"]
         if os.environ.get("RT_BENCH_RATE"):  # another request sample rate (work_php.php's)
             lines.append(f"env[RT_BENCH_RATE] = {os.environ['RT_BENCH_RATE']}")
@@ -163,7 +168,9 @@ def main():
                 raise RuntimeError("php-fpm did not start: " + open(log.name).read()[-2000:])
             time.sleep(0.02)
         worker = worker_of(fpm.pid)
-        if sdk_args:  # requests until one profiles (the first ones fetch the config)
+        if sdk_args and not (os.environ.get("RT_BENCH_EXCIMER_ONLY")
+                             or os.environ.get("RT_BENCH_PROFILING_OFF")):
+            # requests until one profiles (the first ones fetch the config)
             deadline = time.monotonic() + PROFILING_TIMEOUT_S
             while not get_json(sock, "seed=0&status=1").get("profiling"):
                 if time.monotonic() > deadline:
@@ -183,7 +190,8 @@ def main():
         stop_wall = stop_cpu = status = None
         if sdk_args:
             f = get_json(sock, "flush=1&status=1")
-            stop_wall, stop_cpu, status = f["flush_wall_s"], f["flush_cpu_s"], f["sdk_status"]
+            stop_wall, stop_cpu = f["flush_wall_s"], f["flush_cpu_s"]
+            status = f.get("sdk_status")
         print(json.dumps({"sdk": bool(sdk_args), "wall_s": wall, "cpu_s": cpu,
                           "stop_wall_s": stop_wall, "stop_cpu_s": stop_cpu, "checksum": check,
                           "sdk_status": status, "worker_pid": worker}))
