@@ -118,6 +118,11 @@ def summarise(name, runs):
         g_on = statistics.median(r["gc_cycles"] for r in ons)
         print(f"  GC cycles per run (median): {g_off:.0f} without, {g_on:.0f} with the SDK "
               f"({g_on / g_off - 1:+.0%})")
+    if "worker_minor_faults" in runs[0]:
+        f_off = statistics.median(r["worker_minor_faults"] for r in offs)
+        f_on = statistics.median(r["worker_minor_faults"] for r in ons)
+        print(f"  php-fpm worker's minor page faults per run (median): {f_off:.0f} without, "
+              f"{f_on:.0f} with the SDK")
     last = ons[-1]
     if sdk == "node" and last.get("sdk_info"):
         i = last["sdk_info"]

@@ -21,7 +21,8 @@ cost: fpm_request.php); RT_BENCH_PROFILING_OFF=1 does not wait for the SDK to pr
 service whose profiling is off: what the SDK costs installed but idle). With
 RT_BENCH_BARRIER set (copair.py), says "ready" on stderr once warm and waits for a line
 on stdin. Prints one JSON line as work_php.php does: {"sdk", "wall_s", "cpu_s",
-"stop_wall_s", "stop_cpu_s", "checksum", "sdk_status"}."""
+"stop_wall_s", "stop_cpu_s", "checksum", "sdk_status"}, and the worker's minor page faults
+over the timed requests ("worker_minor_faults")."""
 import glob
 import json
 import os
@@ -123,6 +124,12 @@ def cpu_ns(pid):
         return int(f.read().split()[0])
 
 
+def minor_faults(pid):
+    """pid's minor page faults so far (/proc/<pid>/stat, field 10)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
 def pool_config(tmp, sdk_args):
     sock = os.path.join(tmp, "fpm.sock")
     lines = ["[global]", f"pid = {tmp}/fpm.pid", f"error_log = {tmp}/fpm.log",
@@ -183,10 +190,11 @@ def main():
             print("ready", file=sys.stderr, flush=True)
             sys.stdin.readline()
         check = 0
-        t0, c0 = time.monotonic(), cpu_ns(worker)
+        t0, c0, f0 = time.monotonic(), cpu_ns(worker), minor_faults(worker)
         for r in range(rounds):
             check = (check + get_json(sock, f"seed={r}")["check"]) % MODULUS
         wall, cpu = time.monotonic() - t0, (cpu_ns(worker) - c0) / 1e9
+        faults = minor_faults(worker) - f0
         stop_wall = stop_cpu = status = None
         if sdk_args:
             f = get_json(sock, "flush=1&status=1")
@@ -194,7 +202,7 @@ def main():
             status = f.get("sdk_status")
         print(json.dumps({"sdk": bool(sdk_args), "wall_s": wall, "cpu_s": cpu,
                           "stop_wall_s": stop_wall, "stop_cpu_s": stop_cpu, "checksum": check,
-                          "sdk_status": status, "worker_pid": worker}))
+                          "sdk_status": status, "worker_minor_faults": faults}))
     finally:
         fpm.send_signal(signal.SIGQUIT)  # graceful: the worker finishes its request
         try:
