@@ -9,8 +9,9 @@ and instance (fpm_get_status()), the gate, excimer, the end at shutdown and, whe
 maintenance after fastcgi_finish_request(). The CLI loop of work_php.php pays none of the
 first three (docs/performance-sdk.md).
 
-The measure is the worker's CPU time over the timed requests, from the kernel
-(/proc/<worker>/schedstat, ns): this client's own CPU is not in it. A final request with
+The measure is the worker's CPU time over the timed requests, every thread of it (excimer's
+timer thread too), from the kernel (its process CPU clock, ns): this client's own CPU is not
+in it. A final request with
 flush=1 times Profiler::flush() inside the worker (what one upload interval costs).
 
 Usage: python3 work_php_fpm.py ROUNDS                      (no SDK)
@@ -23,6 +24,7 @@ RT_BENCH_BARRIER set (copair.py), says "ready" on stderr once warm and waits for
 on stdin. Prints one JSON line as work_php.php does: {"sdk", "wall_s", "cpu_s",
 "stop_wall_s", "stop_cpu_s", "checksum", "sdk_status"}, and the worker's minor page faults
 over the timed requests ("worker_minor_faults")."""
+import ctypes
 import glob
 import json
 import os
@@ -41,7 +43,9 @@ SCRIPT = os.path.join(HERE, "fpm_request.php")
 WARM_REQUESTS = 20        # after the SDK profiles: opcache and the caches warm on both sides
 PROFILING_TIMEOUT_S = 15  # the SDK's first requests fetch the config
 MODULUS = 1_000_000_007   # work_php.php's checksum
+REQUEST_TIMEOUT_S = 60    # a request that takes longer fails the run (php-fpm kills it too)
 
+PR_SET_PDEATHSIG = 1      # linux/prctl.h
 # FastCGI (https://fastcgi-archives.github.io/FastCGI_Specification.html): record types.
 BEGIN_REQUEST, END_REQUEST, PARAMS, STDIN, STDOUT, STDERR = 1, 3, 4, 5, 6, 7
 RESPONDER = 1
@@ -69,6 +73,7 @@ def fcgi_get(sock_path, query):
               "CONTENT_LENGTH": "0"}
     body = b"".join(name_value(k, v) for k, v in params.items())
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(REQUEST_TIMEOUT_S)
         s.connect(sock_path)
         s.sendall(record(BEGIN_REQUEST, struct.pack("!HB5x", RESPONDER, 0))
                   + record(PARAMS, body) + record(PARAMS) + record(STDIN))
@@ -119,9 +124,16 @@ def worker_of(master, timeout_s=10):
 
 
 def cpu_ns(pid):
-    """The time the kernel ran pid (/proc/<pid>/schedstat's first field), ns."""
-    with open(f"/proc/{pid}/schedstat") as f:
-        return int(f.read().split()[0])
+    """The CPU time of process pid, every thread, those that ended included (its process CPU
+    clock: clock_gettime(2) with the clock id the kernel derives from a pid), ns. Excimer's
+    timer thread counts with the worker's main one."""
+    return time.clock_gettime_ns(((~pid) << 3) | 2)
+
+
+def die_with_parent():
+    """In the child before exec: SIGTERM when this script ends (prctl PR_SET_PDEATHSIG), so
+    that php-fpm's master stops, and its worker with it."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def minor_faults(pid):
@@ -134,7 +146,10 @@ def pool_config(tmp, sdk_args):
     sock = os.path.join(tmp, "fpm.sock")
     lines = ["[global]", f"pid = {tmp}/fpm.pid", f"error_log = {tmp}/fpm.log",
              "daemonize = no", "[rtbench]", f"listen = {sock}", "pm = static",
-             "pm.max_children = 1", "pm.max_requests = 0", "catch_workers_output = yes"]
+             "pm.max_children = 1", "pm.max_requests = 0", "catch_workers_output = yes",
+             f"request_terminate_timeout = {REQUEST_TIMEOUT_S}s",
+             # the worker's temporary directory is this script's, where spool_dirs looks
+             f"env[TMPDIR] = {tempfile.gettempdir()}"]
     if os.geteuid() == 0:
         lines.append("user = root")
     if sdk_args:
@@ -167,7 +182,8 @@ def main():
     sock = pool_config(tmp, sdk_args)
     cmd = [FPM, "-F", "-y", os.path.join(tmp, "fpm.conf")] + (["-R"] if os.geteuid() == 0 else [])
     log = open(os.path.join(tmp, "fpm.out"), "w")
-    fpm = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    # php-fpm ends with this script even when it is killed (copair.py kills a pair's survivor)
+    fpm = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
     try:
         deadline = time.monotonic() + 10
         while not os.path.exists(sock):
