@@ -9,7 +9,8 @@
 # run breaks.
 # Usage: bench/sdk_overhead/run.sh [--rounds N] [--node-work N] [--python-work N] [--go-work N]
 #                                  [--java-work N] [--php-work N]
-#                                  [--only node|python|go|java|php]  (from anywhere in the repo)
+#                                  [--only node|python|go|java|php]  (from anywhere in the repo;
+#                                  php runs the CLI loop and php-fpm)
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
