@@ -19,7 +19,9 @@ Usage: python3 work_php_fpm.py ROUNDS                      (no SDK)
 RT_BENCH_RATE=R runs the SDK at request sample rate R, as for work_php.php;
 RT_BENCH_EXCIMER_ONLY=1 runs excimer alone instead of the SDK (the profiler's own part of the
 cost: fpm_request.php); RT_BENCH_PROFILING_OFF=1 does not wait for the SDK to profile (a
-service whose profiling is off: what the SDK costs installed but idle). With
+service whose profiling is off: what the SDK costs installed but idle);
+RT_BENCH_FPM_PRELOAD=1 preloads the SDK's classes into opcache on the SDK's side
+(fpm_preload.php). With
 RT_BENCH_BARRIER set (copair.py), says "ready" on stderr once warm and waits for a line
 on stdin. Prints one JSON line as work_php.php does: {"sdk", "wall_s", "cpu_s",
 "stop_wall_s", "stop_cpu_s", "checksum", "sdk_status"}, and the worker's minor page faults
@@ -181,6 +183,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix="rt-bench-fpm-")
     sock = pool_config(tmp, sdk_args)
     cmd = [FPM, "-F", "-y", os.path.join(tmp, "fpm.conf")] + (["-R"] if os.geteuid() == 0 else [])
+    if sdk_args and os.environ.get("RT_BENCH_FPM_PRELOAD"):
+        cmd += ["-d", "opcache.preload=" + os.path.join(HERE, "fpm_preload.php")]
+        if os.geteuid() == 0:
+            cmd += ["-d", "opcache.preload_user=root"]
     log = open(os.path.join(tmp, "fpm.out"), "w")
     # php-fpm ends with this script even when it is killed (copair.py kills a pair's survivor)
     fpm = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
