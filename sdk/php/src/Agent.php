@@ -68,28 +68,17 @@ final class Agent
     {
         $this->options = $options;
         $this->limitsGiven = $limits;
-        $rate = self::sampleRate($options, $limits);
+        $rate = RequestSampling::rate($options, $limits);
         $this->rate = is_nan($rate) ? 1.0 : $rate;
         $this->rateProblem = is_nan($rate) ? 'invalid request_sample_rate (not a number)' : null;
         $this->picked = $picked ?? self::pick($options, $limits);
     }
 
-    /**
-     * Draws whether a request with these options is in the profiled share: true with
-     * probability request_sample_rate (always with a rate of 1 or an unusable option, whose
-     * error status must reach the server). What a request left out pays: this draw, a few
-     * microseconds; Profiler::start builds an Agent only when it is true. Never throws.
-     */
+    /** Whether a request with these options is in the profiled share (RequestSampling::pick,
+     * where the rule lives; kept here for callers of this name). Never throws. */
     public static function pick(array $options, ?Limits $limits = null): bool
     {
-        // The draw is the system's CSPRNG (one getrandom call), not mt_rand, whose sequence
-        // an application may have seeded. NAN (an unusable option) and 1 pick.
-        $rate = self::sampleRate($options, $limits);
-        try {
-            return !($rate < 1.0) || random_int(0, 0x7fffffff) < $rate * 2147483648.0;
-        } catch (\Throwable $e) {
-            return true;
-        }
+        return RequestSampling::pick($options, $limits);
     }
 
     /** Reads the options (names, server, spool directory) and what PHP offers, once: the
@@ -146,25 +135,6 @@ final class Agent
             $this->useFallbackSpool($dir, 'holds a NUL byte');
             $this->fatal = $why !== null ? $fatal : $this->fatal;
         }
-    }
-
-    /** The request sample rate of these options: the option (a number or a numeric
-     * string, as getenv gives) clamped to [min, 1], the default without it; NAN when it is
-     * not a number (an error status then stops profiling: init). Read by every request. */
-    private static function sampleRate(array $o, ?Limits $lim): float
-    {
-        $v = $o['request_sample_rate'] ?? null;
-        if ($v === null) {
-            return $lim !== null ? $lim->defaultRequestSampleRate : Limits::DEFAULT_REQUEST_SAMPLE_RATE;
-        }
-        if (!is_int($v) && !is_float($v)) {
-            if (!is_string($v) || !is_numeric($v)) {
-                return NAN;
-            }
-            $v = (float)$v;
-        }
-        $min = $lim !== null ? $lim->requestSampleRateMin : Limits::REQUEST_SAMPLE_RATE_MIN;
-        return $v < $min ? $min : ($v > 1 ? 1.0 : (float)$v); // NAN stays NAN
     }
 
     /** The share of requests profiled (the option clamped, or its default), in (0, 1]. */

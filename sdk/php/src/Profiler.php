@@ -8,8 +8,8 @@ namespace RootTrace;
 final class Profiler
 {
     private static ?Agent $agent = null;
-    /** The options of a request left out of the profiled share (Agent::pick): its Agent is
-     * built only if status(), info() or flush() asks. */
+    /** The options of a request left out of the profiled share (RequestSampling::pick): its
+     * Agent is built only if status(), info() or flush() asks. */
     private static ?array $leftOut = null;
 
     /**
@@ -27,14 +27,15 @@ final class Profiler
      *        server, key, service and version default to ROOTTRACE_SERVER, ROOTTRACE_KEY,
      *        ROOTTRACE_SERVICE and ROOTTRACE_VERSION; request_sample_rate: the share of
      *        requests profiled, 0.01-1 (default 1: every request); a request left out
-     *        costs one random draw and nothing else, and runs no maintenance (Agent::pick;
-     *        docs/sdk/php.md, step 0, says what a rate below 1 costs).
+     *        costs one random draw and nothing else, and runs no maintenance
+     *        (RequestSampling::pick; docs/sdk/php.md, step 0, says what a rate below 1
+     *        costs).
      */
     public static function start(array $options = []): void
     {
         try {
             if (self::$agent === null && self::$leftOut === null) {
-                if (!Agent::pick($options)) {
+                if (!RequestSampling::pick($options)) {
                     self::$leftOut = $options; // nothing else read, started or registered
                     return;
                 }
