@@ -66,7 +66,8 @@ $t0 = microtime(true);
 $c0 = cpu_s();
 for ($r = 0; $r < $rounds; $r++) {
     // As RootTrace\Profiler::start() does: a request left out builds nothing.
-    $a = $sdk && RootTrace\Agent::pick($options) ? new RootTrace\Agent($options, null, true) : null;
+    $a = $sdk && RootTrace\RequestSampling::pick($options)
+        ? new RootTrace\Agent($options, null, true) : null;
     $a?->begin(false);
     $check = ($check + handle_request($r)) % 1_000_000_007;
     $a?->end();

@@ -18,8 +18,9 @@ Usage: python3 work_php_fpm.py ROUNDS                      (no SDK)
        python3 work_php_fpm.py ROUNDS SERVER KEY SERVICE   (the SDK at its defaults)
 RT_BENCH_RATE=R runs the SDK at request sample rate R, as for work_php.php;
 RT_BENCH_EXCIMER_ONLY=1 runs excimer alone instead of the SDK (the profiler's own part of the
-cost: fpm_request.php); RT_BENCH_PROFILING_OFF=1 does not wait for the SDK to profile (a
-service whose profiling is off: what the SDK costs installed but idle);
+cost: fpm_request.php); RT_BENCH_PROFILING_OFF=1 does not wait for the SDK to profile, and
+fails unless it reports itself disabled: give it a SERVICE whose profiling is off on the
+server (what the SDK costs installed but idle);
 RT_BENCH_FPM_PRELOAD=1 preloads the SDK's classes into opcache on the SDK's side
 (fpm_preload.php). With
 RT_BENCH_BARRIER set (copair.py), says "ready" on stderr once warm and waits for a line
@@ -132,10 +133,13 @@ def cpu_ns(pid):
     return time.clock_gettime_ns(((~pid) << 3) | 2)
 
 
-def die_with_parent():
+def die_with_parent(parent=os.getpid()):
     """In the child before exec: SIGTERM when this script ends (prctl PR_SET_PDEATHSIG), so
-    that php-fpm's master stops, and its worker with it."""
+    that php-fpm's master stops, and its worker with it; no exec when this script has
+    already ended."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def minor_faults(pid):
@@ -222,6 +226,9 @@ def main():
             f = get_json(sock, "flush=1&status=1")
             stop_wall, stop_cpu = f["flush_wall_s"], f["flush_cpu_s"]
             status = f.get("sdk_status")
+            if os.environ.get("RT_BENCH_PROFILING_OFF") and (status or {}).get("state") != "disabled":
+                raise RuntimeError(f"RT_BENCH_PROFILING_OFF: the SDK is {status}, not disabled "
+                                   f"(is profiling off for {service} on the server?)")
         print(json.dumps({"sdk": bool(sdk_args), "wall_s": wall, "cpu_s": cpu,
                           "stop_wall_s": stop_wall, "stop_cpu_s": stop_cpu, "checksum": check,
                           "sdk_status": status, "worker_minor_faults": faults}))

@@ -311,7 +311,9 @@ def check_capacity(server, run, tolerance=0.05, hot_tolerance=0.10, label=""):
     account = [f for f in ans["functions"] if rt.account and f["name"].endswith(rt.account)]
     account_s = account[0]["total_ns"] / 1e9 if account else 0.0
     sampled_s = inputs["sampled_cpu_s"]
-    spread = sampled_s / (sampled_s - account_s) if account_s and sampled_s > account_s else 1.0
+    scaled = inputs["cpu_basis"] == "os"  # a wall-time sampler's window, charged its OS CPU
+    spread = (sampled_s / (sampled_s - account_s)
+              if scaled and account_s and sampled_s > account_s else 1.0)
     rt_hot_s = hot[0]["total_ns"] / 1e9 * factor * spread
     rt_account_s = account_s * factor
     rt_hot_self_s = hot[0]["vcpu_hours_per_month"] * width / HOURS_PER_MONTH

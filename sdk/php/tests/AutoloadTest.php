@@ -1,7 +1,8 @@
 <?php
 // The autoloader without Composer (src/autoload.php) names the SDK's classes instead of
 // looking for their files: its list must be src/'s files, no more, no fewer, and a name it
-// does not list loads nothing.
+// does not list loads nothing. src/ holds classes only (an interface or enum added there
+// fails the class_exists check below, on purpose: the test then needs its kind).
 declare(strict_types=1);
 
 namespace RootTrace\Tests;

@@ -92,6 +92,42 @@ final class RequestSampleRateTest extends TestCase
         }
     }
 
+    /** Profiler::start() for a request left out, in a fresh PHP as a php-fpm request is:
+     * it loads Profiler, RequestSampling and Limits, not Agent (which a php-fpm worker would
+     * otherwise load in every request), and reads and writes nothing; status() then builds
+     * the Agent. A child picked (1 % at this rate) is run again. */
+    public function testProfilerStartLeavesARequestOutWithoutLoadingTheAgent(): void
+    {
+        $dir = T::tmpdir('rate');
+        try {
+            $code = T::prelude() . <<<'PHP'
+RootTrace\Profiler::start(["server" => "http://127.0.0.1:9", "key" => "k", "service" => "svc",
+    "spool_dir" => $argv[1], "request_sample_rate" => 0.01]);
+$loaded = array_values(array_filter(get_declared_classes(),
+    static fn($c) => str_starts_with($c, "RootTrace\\")));
+sort($loaded);
+$spool = file_exists($argv[1]);
+RootTrace\Profiler::status();
+echo json_encode(["loaded" => $loaded, "spool" => $spool,
+    "agent_after_status" => class_exists("RootTrace\\Agent", false)]);
+PHP;
+            for ($try = 0; $try < 5; $try++) {
+                [$rc, $out, $err] = T::php($code, [$dir . '/spool'], [], $dir);
+                $this->assertSame([0, ''], [$rc, $err]);
+                $got = json_decode($out, true);
+                if (!in_array('RootTrace\Agent', $got['loaded'], true)) {
+                    break; // left out (a picked child loads the Agent: drawn again)
+                }
+            }
+            $this->assertSame(['RootTrace\Limits', 'RootTrace\Profiler', 'RootTrace\RequestSampling'],
+                $got['loaded'], 'a request left out loads these and no more');
+            $this->assertFalse($got['spool'], 'nothing written (the spool directory is not made)');
+            $this->assertTrue($got['agent_after_status'], 'status() builds the Agent');
+        } finally {
+            T::rmrf($dir);
+        }
+    }
+
     /**
      * Runs $body in a CLI child after a prelude that defines $opts (rate 0.5, the fake as
      * server, a spool) and $request(float $s): one request of $s s of CPU through the SDK's

@@ -9,7 +9,7 @@ package dev.roottrace;
  * a regex here ran the JDK's matcher code, which the application's own regexes share, with
  * the SDK's patterns, and made the application's matching slower for the rest of its run
  * (bench/sdk_overhead's java-light: +1.8 % of the workload's CPU in its own threads, ~0 without
- * the regexes; docs/performance-sdk.md, *Java: where the wall sampler's cost was*).
+ * the regexes; docs/performance-sdk-java.md, *Java: where the wall sampler's cost was*).
  */
 final class NameRules {
     private NameRules() {
