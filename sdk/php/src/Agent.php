@@ -11,16 +11,16 @@ final class Agent
     public const SDK_VERSION = '0.1.0';
     public const RUNTIME = 'php';
     /** The server's limit on service and instance names, in UTF-8 bytes. */
-    public const NAME_MAX_BYTES = 200;
+    public const NAME_MAX_BYTES = RequestStart::NAME_MAX_BYTES;
     /** The bytes a name needs no closer look for: printable ASCII but '/'. */
     private const NAME_PLAIN = "\x20\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e01234"
         . "56789\x3a\x3b\x3c\x3d\x3e\x3f\x40ABCDEFGHIJKLMNOPQRSTUVW"
         . "XYZ\x5b\x5c\x5d\x5e\x5f\x60abcdefghijklmnopqrstuvwxyz\x7b\x7c\x7d\x7e";
     /** The bytes the server refuses in a name: '/', DEL and the C0 controls. */
-    private const NAME_FORBIDDEN = "/\x7f\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
-        . "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f";
+    private const NAME_FORBIDDEN = RequestStart::NAME_FORBIDDEN;
 
     private array $options;             // as given to the constructor
+    private ?array $resolved;           // RequestStart::resolve() of them, when given
     private ?Limits $limitsGiven;       // as given (null: the compiled bounds)
     private float $rate;                // the request sample rate in use, (0, 1]
     private ?string $rateProblem;       // why the request_sample_rate option is unusable
@@ -38,8 +38,7 @@ final class Agent
     private array $params = [];         // common query parameters
     private ?string $version;           // the service's release
     private ?string $root;              // app root for frame names (null: found lazily)
-    private array $gate = ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0,
-        'next_due' => 0, 'mine' => false]; // Spool::readGate() as read at begin()
+    private array $gate = RequestStart::CLOSED; // Spool::readGate() as read at begin()
     private ?object $profiler = null;   // the running ExcimerProfiler
     private string $type = 'cpu';       // type of the running profiler
     private int $periodNs = 0;          // its sampling interval
@@ -63,10 +62,13 @@ final class Agent
      * @param ?Limits $limits only the SDK's tests pass other bounds
      * @param ?bool $picked the draw pick() made for these options (Profiler::start draws
      *        before building anything); null: draw now
+     * @param ?array $resolved RequestStart::resolve($options), when the caller has it
      */
-    public function __construct(array $options = [], ?Limits $limits = null, ?bool $picked = null)
+    public function __construct(array $options = [], ?Limits $limits = null, ?bool $picked = null,
+                                ?array $resolved = null)
     {
         $this->options = $options;
+        $this->resolved = $resolved;
         $this->limitsGiven = $limits;
         $rate = RequestSampling::rate($options, $limits);
         $this->rate = is_nan($rate) ? 1.0 : $rate;
@@ -90,16 +92,13 @@ final class Agent
         }
         $this->ready = true;
         $this->limits = $this->limitsGiven ?? new Limits();
-        $o = $this->options;
-        foreach (['server', 'key', 'service', 'version'] as $k) {
-            $o[$k] ??= self::env('ROOTTRACE_' . strtoupper($k));
-        }
-        $this->service = is_string($o['service'] ?? null) ? $o['service'] : '';
+        $r = $this->resolved ?? RequestStart::resolve($this->options);
+        $o = $r['options'];
+        $this->service = $r['service'];
         $this->version = is_string($o['version'] ?? null) && $o['version'] !== '' ? $o['version'] : null;
-        $this->instance = is_string($o['instance'] ?? null) ? $o['instance'] : self::defaultInstance();
+        $this->instance = $r['instance'];
         $this->root = is_string($o['root'] ?? null) ? rtrim($o['root'], '/') : null;
-        $dir = is_string($o['spool_dir'] ?? null) && $o['spool_dir'] !== '' ? $o['spool_dir']
-            : Spool::defaultDir($this->service, $this->instance);
+        $dir = $r['dir'];
         $this->spoolDir = $dir;
         $why = self::optionsProblem($o);
         if ($why === null) {
@@ -154,14 +153,16 @@ final class Agent
      * cached config allows it, and registers the end of the request. Reads one small file;
      * no network; nothing at all for a request left out. Never throws.
      * @param bool $atShutdown register the end (spool, maintenance) as a shutdown function
+     * @param ?array $gate the gate as the caller read it from the spool directory asked
+     *        for (RequestStart::readGate), not read again; null: read it now
      */
-    public function begin(bool $atShutdown = true): void
+    public function begin(bool $atShutdown = true, ?array $gate = null): void
     {
         if (!$this->picked) {
             $this->begun = true;
             return;
         }
-        self::guard(function () use ($atShutdown): void {
+        self::guard(function () use ($atShutdown, $gate): void {
             if ($this->begun) {
                 return;
             }
@@ -174,7 +175,7 @@ final class Agent
                     register_shutdown_function([$this, 'end']);
                 });
             }
-            $this->gate = $this->readGate();
+            $this->gate = $this->readGate($gate);
             $this->startIfAllowed();
         });
     }
@@ -315,10 +316,12 @@ final class Agent
     /** The gate (Spool::readGate). A gate that reads as this user's was written by this
      * user's maintenance into the directory it checked, so the directory needs no check of
      * its own: the common request costs one small read. Otherwise the directory is checked
-     * now and the gate read from the directory in use. */
-    private function readGate(): array
+     * now and the gate read from the directory in use.
+     * @param ?array $first the gate of the directory asked for, as already read */
+    private function readGate(?array $first = null): array
     {
-        $g = $this->spool->readGate();
+        $g = $first !== null && $this->spool->dir === $this->spoolDir ? $first
+            : $this->spool->readGate();
         if ($g['mine']) {
             $this->spoolChecked = true;
         } elseif (!$this->spoolChecked) {
@@ -351,7 +354,7 @@ final class Agent
     {
         $this->fatal = Status::format(Status::ERROR, 'spool directory '
             . self::shorten($dir, 150) . ' ' . $why);
-        $this->spool = new Spool(Spool::defaultDir($this->service, $this->instance)
+        $this->spool = new Spool(RequestStart::defaultDir($this->service, $this->instance)
             . '-fallback-' . substr(hash('sha256', $dir), 0, 8), $this->limits);
     }
 
@@ -514,33 +517,11 @@ final class Agent
         return null;
     }
 
-    /** `<hostname>-<fpm pool or cli>` (DESIGN §5), as a name the server accepts. */
+    /** `<hostname>-<fpm pool or cli>` (DESIGN §5), as a name the server accepts
+     * (RequestStart::defaultInstance, where the rule lives). */
     public static function defaultInstance(): string
     {
-        $pool = PHP_SAPI === 'cli' ? 'cli' : (PHP_SAPI === 'fpm-fcgi' ? self::fpmPool() : PHP_SAPI);
-        $host = (string)@gethostname();
-        $host = $host === '' ? 'localhost' : $host;
-        $max = self::NAME_MAX_BYTES - strlen($pool) - 1;
-        if (strlen($host) > $max || strcspn($host, self::NAME_FORBIDDEN) !== strlen($host)) {
-            $host = substr((string)preg_replace('/[\x00-\x1f\x7f\/]/', '-', $host), 0, $max);
-            while ($host !== '' && !preg_match('//u', $host)) {
-                $host = substr($host, 0, -1); // cut on a character boundary
-            }
-        }
-        return $host . '-' . $pool;
-    }
-
-    /** The php-fpm pool's name (the pool config sets it as env[ROOTTRACE_POOL] or it is
-     * read from fpm_get_status()); "fpm" when unknown. */
-    private static function fpmPool(): string
-    {
-        $pool = self::env('ROOTTRACE_POOL');
-        if ($pool === null && function_exists('fpm_get_status')) {
-            $s = @fpm_get_status();
-            $pool = is_array($s) && is_string($s['pool'] ?? null) ? $s['pool'] : null;
-        }
-        $pool = (string)preg_replace('/[^\x21-\x7e]|\//', '-', (string)$pool);
-        return $pool === '' ? 'fpm' : substr($pool, 0, 60);
+        return RequestStart::defaultInstance();
     }
 
     private static function entryScript(): string
@@ -550,12 +531,6 @@ final class Agent
             $s = get_included_files()[0] ?? '';
         }
         return is_string($s) ? $s : '';
-    }
-
-    private static function env(string $name): ?string
-    {
-        $v = $_SERVER[$name] ?? getenv($name);
-        return is_string($v) && $v !== '' ? $v : null;
     }
 
     /** Runs $f with warnings silenced and every Throwable caught (never into the app). */

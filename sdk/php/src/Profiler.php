@@ -11,6 +11,11 @@ final class Profiler
     /** The options of a request left out of the profiled share (RequestSampling::pick): its
      * Agent is built only if status(), info() or flush() asks. */
     private static ?array $leftOut = null;
+    /** The options, and what they resolve to, of a picked request found idle at its start
+     * (RequestStart::idle): its Agent is built only if a method asks. */
+    private static ?array $idle = null;
+    /** The request was idle at its start and has not begun since: checkpoint() begins it. */
+    private static bool $unbegun = false;
 
     /**
      * Starts the SDK for this request or CLI script: profiles it with excimer while the
@@ -30,18 +35,30 @@ final class Profiler
      *        costs one random draw and nothing else, and runs no maintenance
      *        (RequestSampling::pick; docs/sdk/php.md, step 0, says what a rate below 1
      *        costs).
+     * A picked request whose gate (the spool directory's, cached by maintenance) has
+     * profiling off and maintenance not yet due is idle (RequestStart::idle): it resolves
+     * its names, reads the gate and does nothing else, not even register its end. What
+     * an installed SDK costs while its service's profiling is off is this.
      */
     public static function start(array $options = []): void
     {
         try {
-            if (self::$agent === null && self::$leftOut === null) {
-                if (!RequestSampling::pick($options)) {
-                    self::$leftOut = $options; // nothing else read, started or registered
-                    return;
-                }
-                self::$agent = new Agent($options, null, true);
-                self::$agent->begin();
+            if (self::$agent !== null || self::$leftOut !== null || self::$idle !== null) {
+                return;
             }
+            if (!RequestSampling::pick($options)) {
+                self::$leftOut = $options; // nothing else read, started or registered
+                return;
+            }
+            $r = RequestStart::resolve($options);
+            $gate = RequestStart::readGate($r['dir']);
+            if (RequestStart::idle($gate, RequestStart::nowNs())) {
+                self::$idle = [$options, $r];
+                self::$unbegun = true;
+                return;
+            }
+            self::$agent = new Agent($options, null, true, $r);
+            self::$agent->begin(true, $gate);
         } catch (\Throwable $e) {
             // Never into the application.
         }
@@ -60,22 +77,35 @@ final class Profiler
         self::agent()?->flush();
     }
 
-    /** This request's Agent; for a request left out, one built now that does not profile. */
+    /** This request's Agent; for a request left out, one built now that does not profile;
+     * for an idle one, one built now and not begun (checkpoint() begins it). */
     private static function agent(): ?Agent
     {
         if (self::$agent === null && self::$leftOut !== null) {
             self::$agent = new Agent(self::$leftOut, null, false);
             self::$leftOut = null;
+        } elseif (self::$agent === null && self::$idle !== null) {
+            self::$agent = new Agent(self::$idle[0], null, true, self::$idle[1]);
+            self::$idle = null;
         }
         return self::$agent;
     }
 
     /** For long-running CLI workers: spools the stacks so far and follows the config
      * (call between jobs; when maintenance is due it pauses profiling and may take up to
-     * 2 s for a poll, 5 s with uploads). Never throws. */
+     * 2 s for a poll, 5 s with uploads). A script idle at its start begins here: its end
+     * is registered and it profiles once the config allows. Never throws. */
     public static function checkpoint(): void
     {
-        self::$agent?->checkpoint();
+        try {
+            if (self::$unbegun) {
+                self::$unbegun = false;
+                self::agent()?->begin();
+            }
+            self::$agent?->checkpoint();
+        } catch (\Throwable $e) {
+            // Never into the application.
+        }
     }
 
     /**

@@ -9,7 +9,7 @@ namespace RootTrace;
 final class Spool
 {
     private const STATE = 'state.json';
-    private const GATE = 'gate';
+    private const GATE = RequestStart::GATE;
     private const LOCK = 'lock';
     private const SEGMENTS = 'spool';
     private const QUEUE = 'queue';
@@ -27,17 +27,11 @@ final class Spool
     {
     }
 
-    /**
-     * The default spool directory for a service and instance: under sys_get_temp_dir(),
-     * one per user, service and instance (a name safe in a path plus a hash of the exact
-     * names).
-     */
+    /** The default spool directory for a service and instance (RequestStart::defaultDir,
+     * where the rule lives). */
     public static function defaultDir(string $service, string $instance): string
     {
-        $uid = function_exists('posix_geteuid') ? (string)posix_geteuid() : 'u';
-        $safe = substr((string)preg_replace('/[^A-Za-z0-9_.-]+/', '_', $service), 0, 40);
-        return rtrim(sys_get_temp_dir(), '/') . '/roottrace-' . $uid . '-' . $safe . '-'
-            . substr(hash('sha256', $service . "\0" . $instance), 0, 12);
+        return RequestStart::defaultDir($service, $instance);
     }
 
     /** The cached state (empty when missing or unreadable). Takes no lock: the state is
@@ -52,39 +46,11 @@ final class Spool
         return is_array($s) ? $s : [];
     }
 
-    /**
-     * The gate a request's start reads: ['until' => Unix ns profiling is allowed until
-     * (0: off), 'type', 'us', 'depth', 'next_due' => Unix ns when maintenance is next due,
-     * 'mine' => whether it is a gate this user wrote]. All zero and not mine when missing,
-     * malformed or another user's (off, maintenance due). Every request pays for this read,
-     * so the gate is one short line kept as a symbolic link's target: a readlink and an
-     * lstat, where reading a file costs PHP eight system calls. A gate that could not be
-     * written as a link is a file of the same line (writeGate), read when readlink fails.
-     */
+    /** The gate in this directory (RequestStart::readGate: its shape, and why it is a
+     * symbolic link). Never throws. */
     public function readGate(): array
     {
-        $path = $this->dir . '/' . self::GATE;
-        $raw = @readlink($path);
-        if ($raw !== false) {
-            clearstatcache(true, $path);
-            $st = @lstat($path);
-        } else {
-            $fp = @fopen($path, 'rb');
-            $st = false;
-            if ($fp !== false) {
-                $raw = @fread($fp, 256);
-                $st = @fstat($fp);
-                @fclose($fp);
-            }
-        }
-        $p = $raw === false ? [] : explode(' ', trim($raw));
-        if (count($p) !== 6 || $p[0] !== 'g1' || $st === false
-            || (function_exists('posix_geteuid') && $st['uid'] !== posix_geteuid())) {
-            return ['until' => 0, 'type' => 'cpu', 'us' => 0, 'depth' => 0, 'next_due' => 0,
-                'mine' => false];
-        }
-        return ['until' => (int)$p[1], 'type' => $p[2] === 'wall' ? 'wall' : 'cpu',
-            'us' => (int)$p[3], 'depth' => (int)$p[4], 'next_due' => (int)$p[5], 'mine' => true];
+        return RequestStart::readGate($this->dir);
     }
 
     /** Writes the gate (see readGate) atomically: as a symbolic link, else as a file.
@@ -125,7 +91,7 @@ final class Spool
                 return false;
             }
         }
-        return !function_exists('posix_geteuid') || @fileowner($this->dir) === posix_geteuid();
+        return ($uid = RequestStart::euid()) < 0 || @fileowner($this->dir) === $uid;
     }
 
     /** Whether a spool can live in $dir: it is (or can be made) a directory this process
@@ -137,7 +103,7 @@ final class Spool
             return false;
         }
         return @is_writable($dir)
-            && (!function_exists('posix_geteuid') || @fileowner($dir) === posix_geteuid());
+            && (($uid = RequestStart::euid()) < 0 || @fileowner($dir) === $uid);
     }
 
     /** Takes the maintenance lock without waiting; false when another process holds it. */

@@ -50,11 +50,10 @@ final class State
         return (int)round(self::sampleWeightNs($us, $rate) / 1000);
     }
 
-    /** Now, Unix nanoseconds (microsecond resolution, exact in an int). */
+    /** Now, Unix nanoseconds (RequestStart::nowNs, where the rule lives). */
     public static function nowNs(): int
     {
-        [$frac, $sec] = explode(' ', microtime());
-        return (int)$sec * 1_000_000_000 + (int)round((float)$frac * 1e6) * 1000;
+        return RequestStart::nowNs();
     }
 
     /** The last valid config, re-validated, or null. */

@@ -13,8 +13,8 @@ spl_autoload_register(static function (string $class): void {
     $name = substr($class, 10);
     $known = match ($name) {
         'Agent', 'BodyTooLarge', 'Config', 'ConfigError', 'Encoder', 'Frames', 'Http',
-        'HttpError', 'Limits', 'Maintenance', 'Profiler', 'RequestSampling', 'Spool', 'State',
-        'Status', 'Uploader', 'Witness' => true,
+        'HttpError', 'Limits', 'Maintenance', 'Profiler', 'RequestSampling', 'RequestStart',
+        'Spool', 'State', 'Status', 'Uploader', 'Witness' => true,
         default => false,
     };
     if ($known) {
