@@ -51,7 +51,7 @@ final class Agent
     /**
      * Picks whether this request is in the profiled share (the request sample rate); nothing
      * else is read until a method needs it (init), so a request left out costs a few
-     * microseconds (docs/decisions.md, "PHP profiles a share of requests").
+     * microseconds (docs/decisions.md, "PHP can profile a share of requests").
      * @param array{server?: string, key?: string, service?: string, version?: string,
      *        instance?: string, spool_dir?: string, root?: string,
      *        request_sample_rate?: int|float} $options; server, key and service default to

@@ -69,7 +69,7 @@ final class Names {
      * {@code v} in lower-case hexadecimal, zero-padded to at least 4 digits (what
      * {@code String.format("%04x", v)} gives for v >= 0), without {@code Formatter}: it parses
      * its format with a regex, and the SDK runs none in the application's process
-     * (docs/decisions.md). A negative v is taken as unsigned.
+     * (docs/decisions-sdk.md). A negative v is taken as unsigned.
      */
     static String hex4(int v) {
         String h = Integer.toHexString(v);

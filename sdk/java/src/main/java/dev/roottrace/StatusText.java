@@ -14,7 +14,8 @@ final class StatusText {
     static final int REASON_MAX = 200;
     /** The grammar as a regular expression, for tests and for anyone checking a status
      * string. A string, not a compiled {@code Pattern}: the SDK runs no regex in the
-     * application's process (docs/decisions.md). */
+     * application's process (docs/decisions-sdk.md, "The Java SDK runs no regular
+     * expression"). */
     static final String GRAMMAR =
             "^(profiling|disabled|waiting|unavailable|declined|error)(: [\\x20-\\x7e]{1,200})?$";
 
