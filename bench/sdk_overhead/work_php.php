@@ -65,7 +65,9 @@ $check = 0;
 $t0 = microtime(true);
 $c0 = cpu_s();
 for ($r = 0; $r < $rounds; $r++) {
-    // As RootTrace\Profiler::start() does: a request left out builds nothing.
+    // As RootTrace\Profiler::start() does for a request left out: it builds nothing. A
+    // picked request builds its Agent here even when its gate would leave it idle
+    // (Profiler::start stops there): run it with profiling on, or use work_php_fpm.py.
     $a = $sdk && RootTrace\RequestSampling::pick($options)
         ? new RootTrace\Agent($options, null, true) : null;
     $a?->begin(false);

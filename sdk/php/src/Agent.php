@@ -21,6 +21,7 @@ final class Agent
 
     private array $options;             // as given to the constructor
     private ?array $resolved;           // RequestStart::resolve() of them, when given
+    private ?array $startGate;          // the gate as the caller read it, when given
     private ?Limits $limitsGiven;       // as given (null: the compiled bounds)
     private float $rate;                // the request sample rate in use, (0, 1]
     private ?string $rateProblem;       // why the request_sample_rate option is unusable
@@ -63,12 +64,16 @@ final class Agent
      * @param ?bool $picked the draw pick() made for these options (Profiler::start draws
      *        before building anything); null: draw now
      * @param ?array $resolved RequestStart::resolve($options), when the caller has it
+     * @param ?array $gate the gate of the spool directory asked for, as the caller read it
+     *        (RequestStart::readGate; Profiler::start), not read again: the end's and
+     *        status()'s view of maintenance and of the directory until a method reads it
      */
     public function __construct(array $options = [], ?Limits $limits = null, ?bool $picked = null,
-                                ?array $resolved = null)
+                                ?array $resolved = null, ?array $gate = null)
     {
         $this->options = $options;
         $this->resolved = $resolved;
+        $this->startGate = $gate;
         $this->limitsGiven = $limits;
         $rate = RequestSampling::rate($options, $limits);
         $this->rate = is_nan($rate) ? 1.0 : $rate;
@@ -134,6 +139,9 @@ final class Agent
             $this->useFallbackSpool($dir, 'holds a NUL byte');
             $this->fatal = $why !== null ? $fatal : $this->fatal;
         }
+        if ($this->startGate !== null) { // the start's read, for this directory
+            $this->gate = $this->readGate($this->startGate);
+        }
     }
 
     /** The share of requests profiled (the option clamped, or its default), in (0, 1]. */
@@ -153,17 +161,15 @@ final class Agent
      * cached config allows it, and registers the end of the request. Reads one small file;
      * no network; nothing at all for a request left out. Never throws.
      * @param bool $atShutdown register the end (spool, maintenance) as a shutdown function
-     * @param ?array $gate the gate as the caller read it from the spool directory asked
-     *        for (RequestStart::readGate), not read again; null: read it now
      */
-    public function begin(bool $atShutdown = true, ?array $gate = null): void
+    public function begin(bool $atShutdown = true): void
     {
         if (!$this->picked) {
             $this->begun = true;
             return;
         }
-        self::guard(function () use ($atShutdown, $gate): void {
-            if ($this->begun) {
+        self::guard(function () use ($atShutdown): void {
+            if ($this->begun || $this->ended) {
                 return;
             }
             $this->begun = true;
@@ -175,7 +181,10 @@ final class Agent
                     register_shutdown_function([$this, 'end']);
                 });
             }
-            $this->gate = $this->readGate($gate);
+            if ($this->startGate === null) {
+                $this->gate = $this->readGate();
+            }
+            $this->startGate = null; // init() took it; checkpoint() reads the gate again
             $this->startIfAllowed();
         });
     }

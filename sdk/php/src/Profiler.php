@@ -11,8 +11,8 @@ final class Profiler
     /** The options of a request left out of the profiled share (RequestSampling::pick): its
      * Agent is built only if status(), info() or flush() asks. */
     private static ?array $leftOut = null;
-    /** The options, and what they resolve to, of a picked request found idle at its start
-     * (RequestStart::idle): its Agent is built only if a method asks. */
+    /** The options, what they resolve to and the gate read, of a picked request found idle
+     * at its start (RequestStart::idle): its Agent is built only if a method asks. */
     private static ?array $idle = null;
     /** The request was idle at its start and has not begun since: checkpoint() begins it. */
     private static bool $unbegun = false;
@@ -50,31 +50,52 @@ final class Profiler
                 self::$leftOut = $options; // nothing else read, started or registered
                 return;
             }
-            $r = RequestStart::resolve($options);
-            $gate = RequestStart::readGate($r['dir']);
-            if (RequestStart::idle($gate, RequestStart::nowNs())) {
-                self::$idle = [$options, $r];
+            // The application's error handler sees nothing of the SDK (a handler that throws
+            // on warnings would otherwise stop it at a missing gate), as in Agent::guard.
+            set_error_handler(static fn() => true);
+            try {
+                $r = RequestStart::resolve($options);
+                $gate = RequestStart::readGate($r['dir']);
+                $idle = RequestStart::idle($gate, RequestStart::nowNs());
+            } finally {
+                restore_error_handler();
+            }
+            if ($idle) {
+                self::$idle = [$options, $r, $gate];
                 self::$unbegun = true;
                 return;
             }
-            self::$agent = new Agent($options, null, true, $r);
-            self::$agent->begin(true, $gate);
+            self::$agent = new Agent($options, null, true, $r, $gate);
+            self::$agent->begin();
         } catch (\Throwable $e) {
             // Never into the application.
         }
     }
 
-    /** Ends this request's profile now (spooled; uploads when due). Never throws. */
+    /** Ends this request's profile now (spooled; uploads when due, also for a request idle
+     * at its start, as its gate said). A later checkpoint() does not begin it. Never throws. */
     public static function stop(): void
     {
-        self::$agent?->end();
+        self::$unbegun = false;
+        try {
+            if (self::$agent !== null || self::$idle !== null) { // not for one left out
+                self::agent()?->end();
+            }
+        } catch (\Throwable $e) {
+            // Never into the application.
+        }
     }
 
     /** Ends this request's profile and uploads everything spooled now, waiting at most
      * 5 s (e.g. at the end of a CLI script that must not leave data behind). Never throws. */
     public static function flush(): void
     {
-        self::agent()?->flush();
+        self::$unbegun = false;
+        try {
+            self::agent()?->flush();
+        } catch (\Throwable $e) {
+            // Never into the application.
+        }
     }
 
     /** This request's Agent; for a request left out, one built now that does not profile;
@@ -85,7 +106,7 @@ final class Profiler
             self::$agent = new Agent(self::$leftOut, null, false);
             self::$leftOut = null;
         } elseif (self::$agent === null && self::$idle !== null) {
-            self::$agent = new Agent(self::$idle[0], null, true, self::$idle[1]);
+            self::$agent = new Agent(self::$idle[0], null, true, self::$idle[1], self::$idle[2]);
             self::$idle = null;
         }
         return self::$agent;

@@ -114,6 +114,76 @@ PHP, $dir);
         }
     }
 
+    /** A status asked for, then stop(), on an idle request: the Agent built for the status
+     * knows the gate read at the start, so stop() finds maintenance not due, as the request's
+     * end did before the idle path: nothing written. */
+    public function testStatusThenStopOnAnIdleRequestRunsNoMaintenance(): void
+    {
+        [$dir, $spool] = $this->spoolWithGate(null, 600);
+        try {
+            $before = $this->listing($spool);
+            $got = $this->child($spool, self::START . <<<'PHP'
+$state = RootTrace\Profiler::status()->state;
+RootTrace\Profiler::stop();
+echo json_encode(["loaded" => $loaded, "state" => $state]);
+PHP, $dir);
+            $this->assertNotContains('RootTrace\Agent', $got['loaded']);
+            $this->assertSame($before, $this->listing($spool), 'no maintenance: not due');
+        } finally {
+            T::rmrf($dir);
+        }
+    }
+
+    /** stop() or flush() ends an idle CLI script for good: a later checkpoint() does not
+     * begin it, though the gate has turned on meanwhile. */
+    public function testStopOrFlushEndsAnIdleScriptForGood(): void
+    {
+        foreach (['stop', 'flush'] as $end) {
+            [$dir, $spool] = $this->spoolWithGate(null, 600);
+            try {
+                $on = var_export(self::ON, true);
+                $got = $this->child($spool, self::START . <<<PHP
+RootTrace\Profiler::$end();
+\$gate = $on;
+\$gate["until"] = RootTrace\RequestStart::nowNs() + 600_000_000_000;
+(new RootTrace\Spool(\$argv[1], new RootTrace\Limits()))->writeGate(\$gate,
+    RootTrace\RequestStart::nowNs() + 600_000_000_000);
+RootTrace\Profiler::checkpoint();
+echo json_encode(["loaded" => \$loaded, "after" => RootTrace\Profiler::info()["profiling"]]);
+PHP, $dir);
+                $this->assertNotContains('RootTrace\Agent', $got['loaded'], "idle at its start ($end)");
+                $this->assertFalse($got['after'], "not profiling after $end() and a checkpoint");
+            } finally {
+                T::rmrf($dir);
+            }
+        }
+    }
+
+    /** The application's error handler, set before start() and throwing on every warning
+     * (as frameworks do), is never called by the SDK's start, which finds no gate yet: the
+     * request goes on to its Agent, and its end polls and writes the gate and the state. */
+    public function testTheApplicationsErrorHandlerSeesNothingOfTheStart(): void
+    {
+        $dir = T::tmpdir('idle');
+        $spool = $dir . '/spool';
+        try {
+            $got = $this->child($spool, <<<'PHP'
+$calls = 0;
+set_error_handler(static function (int $no, string $msg) use (&$calls): bool {
+    $calls++;
+    throw new ErrorException($msg, 0, $no);
+});
+
+PHP . self::START . 'echo json_encode(["loaded" => $loaded, "calls" => $calls]);', $dir);
+            $this->assertSame(0, $got['calls'], 'the handler was not called');
+            $this->assertContains('RootTrace\Agent', $got['loaded'], 'no gate: not idle');
+            $this->assertTrue(RequestStart::readGate($spool)['mine'], 'maintenance wrote the gate');
+            $this->assertFileExists($spool . '/state.json');
+        } finally {
+            T::rmrf($dir);
+        }
+    }
+
     /** A new temporary directory and a spool directory in it whose gate is $gate (null: off)
      * with maintenance due $dueS seconds from now and profiling allowed $onS seconds from now
      * (when $gate is given), written as maintenance writes it. */
