@@ -31,7 +31,9 @@ final class FpmTest extends TestCase
         file_put_contents($this->dir . '/fpm.conf', implode("\n", [
             '[global]', "pid = {$this->dir}/fpm.pid", "error_log = {$this->dir}/fpm.log",
             'daemonize = no', '[rt-test]', "user = $user", "listen = 127.0.0.1:{$this->port}",
-            'pm = static', 'pm.max_children = 2', 'clear_env = no', 'catch_workers_output = yes', '']));
+            'pm = static', 'pm.max_children = 2', 'clear_env = no', 'catch_workers_output = yes',
+            // docs/sdk/php.md's install section: php-fpm expands $pool to the pool's name
+            'env[RT_TEST_POOL] = $pool', '']));
         // The same extensions as this pass: -n, then excimer only when this pass has it.
         $cmd = [self::FPM, '-n', '-F', '-y', $this->dir . '/fpm.conf', '-d', 'display_errors=stderr',
             '-d', 'error_reporting=-1', '-d', 'log_errors=1'];
@@ -64,11 +66,12 @@ final class FpmTest extends TestCase
         }
     }
 
-    /** One request: [seconds until the response ended, body]. */
-    private function request(string $script): array
+    /** One request, with FastCGI parameters $params besides the script's: [seconds until
+     * the response ended, body]. */
+    private function request(string $script, array $params = []): array
     {
         $env = ['SCRIPT_FILENAME' => $script, 'REQUEST_METHOD' => 'GET', 'QUERY_STRING' => '',
-            'PATH' => getenv('PATH')];
+            'PATH' => getenv('PATH')] + $params;
         $t0 = microtime(true);
         $p = proc_open([self::CGI_FCGI, '-bind', '-connect', '127.0.0.1:' . $this->port],
             [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
@@ -92,6 +95,20 @@ echo 'ok ', busy_request(), ' ', \$rt->status()->status;
 PHP;
         file_put_contents($this->dir . '/app.php', $code);
         return $this->dir . '/app.php';
+    }
+
+    /** The default instance's pool: from fpm_get_status() without ROOTTRACE_POOL, else
+     * ROOTTRACE_POOL (here a FastCGI parameter); and `env[...] = $pool` in a pool's
+     * configuration gives the pool's name, as docs/sdk/php.md tells operators to set it. */
+    public function testTheDefaultInstanceNamesThePool(): void
+    {
+        file_put_contents($this->dir . '/names.php', T::prelude()
+            . 'echo json_encode([getenv("RT_TEST_POOL"), RootTrace\RequestStart::defaultInstance()]);');
+        $host = (string)gethostname();
+        [, $body] = $this->request($this->dir . '/names.php');
+        $this->assertSame(['rt-test', $host . '-rt-test'], json_decode($body, true), $body);
+        [, $body] = $this->request($this->dir . '/names.php', ['ROOTTRACE_POOL' => 'from-env']);
+        $this->assertSame(['rt-test', $host . '-from-env'], json_decode($body, true), $body);
     }
 
     public function testRequestsNeverWaitForTheControlPlaneAndStacksAreUploaded(): void
