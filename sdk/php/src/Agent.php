@@ -39,7 +39,8 @@ final class Agent
     private array $params = [];         // common query parameters
     private ?string $version;           // the service's release
     private ?string $root;              // app root for frame names (null: found lazily)
-    private array $gate = RequestStart::CLOSED; // Spool::readGate() as read at begin()
+    private array $gate = RequestStart::CLOSED; // the gate as last read: at init() when the
+                                        // caller gave its read, else at begin(); checkpoint()
     private ?object $profiler = null;   // the running ExcimerProfiler
     private string $type = 'cpu';       // type of the running profiler
     private int $periodNs = 0;          // its sampling interval
@@ -65,8 +66,9 @@ final class Agent
      *        before building anything); null: draw now
      * @param ?array $resolved RequestStart::resolve($options), when the caller has it
      * @param ?array $gate the gate of the spool directory asked for, as the caller read it
-     *        (RequestStart::readGate; Profiler::start), not read again: the end's and
-     *        status()'s view of maintenance and of the directory until a method reads it
+     *        (RequestStart::readGate; Profiler::start), not read again: when it is this
+     *        user's, the directory needs no check, and the end's view of maintenance is
+     *        this gate until checkpoint() reads it again
      */
     public function __construct(array $options = [], ?Limits $limits = null, ?bool $picked = null,
                                 ?array $resolved = null, ?array $gate = null)

@@ -135,7 +135,9 @@ PHP, $dir);
     }
 
     /** stop() or flush() ends an idle CLI script for good: a later checkpoint() does not
-     * begin it, though the gate has turned on meanwhile. */
+     * begin it, though the gate has turned on with maintenance due meanwhile: nothing
+     * profiles, and the checkpoint runs no maintenance (the spool directory is as before it,
+     * which tells it also without excimer). */
     public function testStopOrFlushEndsAnIdleScriptForGood(): void
     {
         foreach (['stop', 'flush'] as $end) {
@@ -147,12 +149,23 @@ RootTrace\Profiler::$end();
 \$gate = $on;
 \$gate["until"] = RootTrace\RequestStart::nowNs() + 600_000_000_000;
 (new RootTrace\Spool(\$argv[1], new RootTrace\Limits()))->writeGate(\$gate,
-    RootTrace\RequestStart::nowNs() + 600_000_000_000);
+    RootTrace\RequestStart::nowNs() - 1_000_000_000);
+\$listing = static function () use (\$argv): array {
+    \$out = [];
+    foreach (scandir(\$argv[1]) as \$f) {
+        \$p = \$argv[1] . '/' . \$f;
+        \$out[\$f] = is_link(\$p) ? readlink(\$p) : (is_file(\$p) ? md5_file(\$p) : 'dir');
+    }
+    return \$out;
+};
+\$before = \$listing();
 RootTrace\Profiler::checkpoint();
-echo json_encode(["loaded" => \$loaded, "after" => RootTrace\Profiler::info()["profiling"]]);
+echo json_encode(["loaded" => \$loaded, "after" => RootTrace\Profiler::info()["profiling"],
+    "unchanged" => \$listing() === \$before]);
 PHP, $dir);
                 $this->assertNotContains('RootTrace\Agent', $got['loaded'], "idle at its start ($end)");
                 $this->assertFalse($got['after'], "not profiling after $end() and a checkpoint");
+                $this->assertTrue($got['unchanged'], "no maintenance at the checkpoint after $end()");
             } finally {
                 T::rmrf($dir);
             }
